@@ -1,0 +1,1 @@
+CREATE INDEX entity_domain IF NOT EXISTS FOR (e:Entity) ON (e.domain)

@@ -1,0 +1,148 @@
+"""Typed settings: defaults < config file (kgrag.toml) < environment variables.
+
+Environment variables use the `KGRAG_` prefix with `__` between levels, e.g.
+`KGRAG_MODEL__CHAT=qwen2.5-coder-0.5b` or `KGRAG_NEO4J__HEAP=2g`. The standard
+Neo4j variables `NEO4J_URI`, `NEO4J_USERNAME`, `NEO4J_PASSWORD`, `NEO4J_DATABASE`
+are honoured too: with `NEO4J_URI` set, kgrag uses that server (a cluster, Aura)
+and never starts its own.
+
+Settings are read once, by `load_settings()` in the composition root; nothing
+reads the environment at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def _default_data_dir() -> Path:
+    # The shared datasets sit beside the project checkout: <checkout>/../shared/data.
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _default_home() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "kgrag"
+
+
+class Neo4jSettings(BaseModel):
+    """Where the graph lives. `uri=None` means the server kgrag manages itself."""
+
+    uri: str | None = None
+    user: str = "neo4j"
+    password: str | None = None  # None: read the generated one of the managed server
+    database: str = "neo4j"
+    version: str = "5.26.19"  # Neo4j Community LTS; APOC core must match exactly
+    browser_version: str = "5.24.0"  # newest Neo4j Browser on Maven Central
+    bolt_port: int = 7687
+    http_port: int = 7474
+    heap: str = "1g"
+    pagecache: str = "512m"
+    start_timeout_s: float = 120.0
+
+
+class ModelSettings(BaseModel):
+    """The chat model behind every method."""
+
+    backend: Literal["llama", "openai"] = "llama"
+    chat: str = "qwen2.5-coder-1.5b"  # a registry name or a path to a .gguf file
+    n_ctx: int = 4096
+    n_threads: int | None = None  # None: all cores
+    n_batch: int = 512
+    seed: int = 42
+    # OpenAI-compatible server (llama.cpp server, vLLM, Ollama) when backend == "openai"
+    openai_base_url: str = "http://127.0.0.1:8080/v1"
+    openai_api_key: str = "not-needed"
+    openai_model: str = "default"
+    request_timeout_s: float = 300.0
+
+
+class EmbeddingSettings(BaseModel):
+    """Sentence embeddings for entities, passages and similarity scores."""
+
+    model: str = "all-minilm-l6-v2"  # registry name or a local sentence-transformers folder
+    dimensions: int = 384  # must match the vector indexes in cypher/schema
+    batch_size: int = 64
+    cache_size: int = 100_000  # in-memory LRU entries
+
+
+class Settings(BaseSettings):
+    """All of kgrag's configuration. Build with `load_settings()`.
+
+    >>> s = load_settings()
+    >>> s.neo4j.bolt_port
+    7687
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="KGRAG_", env_nested_delimiter="__", extra="forbid"
+    )
+
+    home: Path = Field(default_factory=_default_home)
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = os.environ.get("KGRAG_CONFIG", "kgrag.toml")
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=toml_file),
+        )
+
+    # Derived locations, all outside the repository by default.
+    @property
+    def neo4j_dist_dir(self) -> Path:
+        return self.home / "neo4j" / f"dist-{self.neo4j.version}"
+
+    @property
+    def neo4j_instance_dir(self) -> Path:
+        return self.home / "neo4j" / "instance"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def managed_neo4j(self) -> bool:
+        return self.neo4j.uri is None
+
+
+_NEO4J_ENV = {
+    "NEO4J_URI": "uri",
+    "NEO4J_USERNAME": "user",
+    "NEO4J_USER": "user",
+    "NEO4J_PASSWORD": "password",
+    "NEO4J_DATABASE": "database",
+}
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from kgrag.toml and the environment (the only place that does)."""
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    neo4j_env = {
+        field: os.environ[var] for var, field in _NEO4J_ENV.items() if os.environ.get(var)
+    }
+    if neo4j_env:
+        settings.neo4j = settings.neo4j.model_copy(update=neo4j_env)
+    return settings

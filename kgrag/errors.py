@@ -1,0 +1,33 @@
+"""One exception type for everything a user can fix, always with a hint."""
+
+from __future__ import annotations
+
+
+class KgragError(Exception):
+    """An error the user can act on: `message` says what happened, `hint` what to do.
+
+    The CLI prints both and exits non-zero; nothing else is shown (no traceback)
+    unless `--debug` is given.
+
+    >>> raise KgragError("Neo4j is not running", hint="run `kgrag neo4j start`")
+    """
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+
+class Neo4jUnavailable(KgragError):
+    """Neo4j cannot be reached (not started, wrong URI, or went down mid-job)."""
+
+
+class ModelError(KgragError):
+    """A model is unknown, missing, corrupt, or lacks a capability a method needs."""
+
+
+class LLMOutputError(KgragError):
+    """A model reply could not be parsed into the expected typed output."""

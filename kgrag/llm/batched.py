@@ -1,0 +1,149 @@
+"""n samples of one prompt as parallel llama.cpp sequences (low-level batch API).
+
+The prompt is decoded once with every token assigned to all n sequence ids, so its
+KV cache is shared; then each step decodes one token per live sequence in a single
+batch. Sampling (temperature, top-k, top-p, min-p) is done here in numpy with one
+seeded generator, so the samples are reproducible for a given seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import llama_cpp
+import llama_cpp.llama_cpp as low
+import numpy as np
+
+from kgrag.errors import ModelError
+from kgrag.llm.base import GenerationParams
+
+
+@dataclass
+class Sampled:
+    """One generated sequence: its tokens, the model's log-probability of each chosen
+    token (temperature 1, before truncation), the top alternatives, and why it stopped."""
+
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    top: list[tuple[tuple[int, float], ...]] = field(default_factory=list)
+    finish: str = "length"
+
+
+def sample_parallel(
+    llm: llama_cpp.Llama,
+    prompt: Sequence[int],
+    n: int,
+    params: GenerationParams,
+    seed: int,
+    top_logprobs: int = 0,
+) -> list[Sampled]:
+    """Generate n continuations of `prompt` (n = 1 gives a plain generation with logprobs)."""
+    ctx, vocab = llm.ctx, low.llama_model_get_vocab(llm.model)
+    n_vocab = low.llama_vocab_n_tokens(vocab)
+    if len(prompt) + params.max_tokens > llm.n_ctx():
+        raise ModelError(f"prompt ({len(prompt)} tokens) + {params.max_tokens} new tokens "
+                         f"exceed the context of {llm.n_ctx()}")
+    mem = low.llama_get_memory(ctx)
+    low.llama_memory_clear(mem, True)
+    rng = np.random.default_rng(seed)
+    batch = low.llama_batch_init(max(len(prompt), n), 0, n)
+    try:
+        # 1. the shared prompt, in chunks of n_batch; logits only for its last token
+        step = llm.n_batch
+        for start in range(0, len(prompt), step):
+            chunk = prompt[start : start + step]
+            batch.n_tokens = len(chunk)
+            for i, tok in enumerate(chunk):
+                batch.token[i] = tok
+                batch.pos[i] = start + i
+                batch.n_seq_id[i] = n
+                for s in range(n):
+                    batch.seq_id[i][s] = s
+                batch.logits[i] = start + i == len(prompt) - 1
+            _decode(ctx, batch)
+        first = _logits(ctx, len(chunk) - 1, n_vocab)
+        outs = [Sampled() for _ in range(n)]
+        live = list(range(n))
+        rows = {s: first for s in live}
+        pos = len(prompt)
+        stop_strings = params.stop
+        for _ in range(params.max_tokens):
+            batch.n_tokens = 0
+            still = []
+            for s in live:
+                tok = _pick(rows[s], params, rng)
+                if low.llama_vocab_is_eog(vocab, tok):
+                    outs[s].finish = "stop"
+                    continue
+                _record(outs[s], rows[s], tok, top_logprobs)
+                if stop_strings and _hits_stop(llm, outs[s].tokens, stop_strings):
+                    outs[s].finish = "stop"
+                    continue
+                i = batch.n_tokens
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = tok, pos, 1
+                batch.seq_id[i][0] = s
+                batch.logits[i] = True
+                batch.n_tokens += 1
+                still.append(s)
+            live = still
+            if not live:
+                break
+            _decode(ctx, batch)
+            rows = {s: _logits(ctx, i, n_vocab) for i, s in enumerate(live)}
+            pos += 1
+    finally:
+        low.llama_batch_free(batch)
+        low.llama_memory_clear(mem, True)
+        llm.reset()
+    return outs
+
+
+def _record(out: Sampled, logits: np.ndarray, tok: int, top: int) -> None:
+    m = logits.max()
+    logz = m + np.log(np.exp(logits - m).sum())
+    out.tokens.append(tok)
+    out.logprobs.append(float(logits[tok] - logz))
+    if top:
+        best = np.argpartition(-logits, top)[:top]
+        best = best[np.argsort(-logits[best])]
+        out.top.append(tuple((int(t), float(logits[t] - logz)) for t in best))
+
+
+def _decode(ctx: object, batch: object) -> None:
+    rc = low.llama_decode(ctx, batch)
+    if rc != 0:
+        raise ModelError(f"llama_decode failed with code {rc} (context full?)",
+                         hint="lower the number of samples or max_tokens, or raise n_ctx")
+
+
+def _logits(ctx: object, i: int, n_vocab: int) -> np.ndarray:
+    ptr = low.llama_get_logits_ith(ctx, i)
+    return np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float64)
+
+
+def _pick(logits: np.ndarray, p: GenerationParams, rng: np.random.Generator) -> int:
+    """One token: greedy at temperature 0, else top-k → top-p → min-p → sample."""
+    if p.temperature <= 0:
+        return int(np.argmax(logits))
+    z = logits / p.temperature
+    if 0 < p.top_k < len(z):  # partial sort: O(V) instead of O(V log V) per step
+        idx = np.argpartition(-z, p.top_k)[: p.top_k]
+        idx = idx[np.argsort(-z[idx])]
+    else:
+        idx = np.argsort(-z)
+    probs = np.exp(z[idx] - z[idx[0]])
+    probs /= probs.sum()
+    if p.top_p < 1.0:
+        keep = int(np.searchsorted(np.cumsum(probs), p.top_p) + 1)
+        idx, probs = idx[:keep], probs[:keep]
+    if p.min_p > 0:
+        mask = probs >= p.min_p * probs[0]
+        idx, probs = idx[mask], probs[mask]
+    probs = probs / probs.sum()
+    return int(idx[rng.choice(len(idx), p=probs)])
+
+
+def _hits_stop(llm: llama_cpp.Llama, tokens: list[int], stops: Sequence[str]) -> bool:
+    tail = llm.detokenize(tokens[-8:]).decode("utf-8", errors="ignore")
+    return any(s in tail for s in stops)

@@ -1,0 +1,289 @@
+"""In-process llama.cpp backend: the only module that imports `llama_cpp`.
+
+Offers chat with JSON-schema constrained output, token log-probabilities, n samples
+of one prompt decoded together as parallel sequences (one shared prompt, one batched
+decode per step), and hidden-state capture of a named layer through `cb_eval`.
+
+The model is not thread-safe: every call takes the instance lock, so one process can
+share one model between a CLI job and app sessions.
+
+>>> m = LlamaCppModel(Path("qwen.gguf"), name="qwen2.5-coder-0.5b", n_layers=24)
+>>> m.hidden_state([Message("user", "Hi")], "Hello", layer=12).shape
+(896,)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import llama_cpp
+import llama_cpp.llama_cpp as llama_low
+import numpy as np
+from llama_cpp._ggml import libggml
+
+from kgrag.errors import ModelError
+from kgrag.llm.base import (
+    Capabilities,
+    Generation,
+    GenerationParams,
+    Message,
+    TokenLogprob,
+    UsageMeter,
+)
+
+log = logging.getLogger(__name__)
+
+# ggml helpers used inside the eval callback.
+libggml.ggml_get_name.argtypes = [ctypes.c_void_p]
+libggml.ggml_get_name.restype = ctypes.c_char_p
+libggml.ggml_nbytes.argtypes = [ctypes.c_void_p]
+libggml.ggml_nbytes.restype = ctypes.c_size_t
+libggml.ggml_backend_tensor_get.argtypes = [
+    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+]
+libggml.ggml_backend_tensor_get.restype = None
+GGML_TYPE_F32 = 0
+
+
+class _TensorHead(ctypes.Structure):
+    """The first fields of `struct ggml_tensor` (type, buffer, ne[4])."""
+
+    _fields_ = [("type", ctypes.c_int), ("buffer", ctypes.c_void_p),
+                ("ne", ctypes.c_int64 * 4)]
+
+
+class _LayerTap:
+    """cb_eval state: which tensor to copy out, and the rows it produced."""
+
+    def __init__(self) -> None:
+        self.wanted: bytes | None = None
+        self.rows: np.ndarray | None = None
+        self.callback = llama_low.ggml_backend_sched_eval_callback(self._on_tensor)
+
+    def _on_tensor(self, tensor: int, ask: bool, _user: int) -> bool:
+        if self.wanted is None:
+            return not ask  # ask: "no, don't copy"; after eval: "continue"
+        name = libggml.ggml_get_name(tensor)
+        if ask:
+            return bool(name == self.wanted)
+        if name == self.wanted:
+            head = _TensorHead.from_address(tensor)
+            if head.type != GGML_TYPE_F32:
+                return True
+            n_embd, n_tok = int(head.ne[0]), int(head.ne[1])
+            out = np.empty((n_tok, n_embd), dtype=np.float32)
+            libggml.ggml_backend_tensor_get(tensor, out.ctypes.data, 0, out.nbytes)
+            self.rows = out
+        return True
+
+
+class LlamaCppModel:
+    """A GGUF model loaded in this process through llama-cpp-python."""
+
+    capabilities = Capabilities(json_schema=True, logprobs=True, parallel_samples=True,
+                                hidden_states=True)
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        seed: int = 42,
+        n_layers: int | None = None,
+        max_parallel: int = 32,
+    ) -> None:
+        if not path.is_file():
+            raise ModelError(f"model file {path} does not exist",
+                             hint="run `kgrag models fetch <name>` or give an existing .gguf path")
+        self.name = name or path.stem
+        self.path = path
+        self.usage = UsageMeter()
+        self.seed = seed
+        self._lock = threading.RLock()
+        self._tap = _LayerTap()
+        self._max_parallel = max_parallel
+        threads = n_threads or os.cpu_count() or 2
+        start = time.perf_counter()
+        try:
+            with _context_params_patch(self._tap, max_parallel):
+                self.llm = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_threads=threads,
+                    n_threads_batch=threads, n_batch=n_batch, seed=seed, verbose=False,
+                )
+        except ValueError as e:
+            raise ModelError(f"llama.cpp could not load {path}: {e}",
+                             hint="the file may be truncated or not a GGUF model; re-fetch it") from e
+        self.load_seconds = time.perf_counter() - start
+        self.n_layers = n_layers or int(self.llm.metadata.get(_block_count_key(self.llm), 0)) or None
+
+    # ------------------------------------------------------------------ chat
+    def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
+        """One reply. JSON-schema replies use llama.cpp's grammar sampler; replies with
+        log-probabilities use kgrag's own decode loop (llama.cpp's high-level API would
+        need `logits_all`, i.e. a vocabulary-sized row for every context position)."""
+        if params.logprobs:
+            if params.json_schema is not None:
+                raise ModelError("constrained JSON with logprobs is not supported together")
+            return self._sampled(messages, 1, params)[0]
+        kwargs: dict[str, Any] = dict(
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            max_tokens=params.max_tokens, temperature=params.temperature, top_p=params.top_p,
+            top_k=params.top_k, min_p=params.min_p, stop=list(params.stop) or None,
+            seed=self.seed if params.seed is None else params.seed,
+        )
+        if params.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        with self._lock:
+            self.llm.reset()  # no prefix reuse: results must not depend on call history
+            start = time.perf_counter()
+            reply = self.llm.create_chat_completion(**kwargs)
+            seconds = time.perf_counter() - start
+        choice = reply["choices"][0]
+        g = Generation(
+            text=choice["message"]["content"] or "",
+            prompt_tokens=reply["usage"]["prompt_tokens"],
+            completion_tokens=reply["usage"]["completion_tokens"],
+            finish_reason=choice.get("finish_reason") or "stop",
+            seconds=seconds,
+        )
+        self.usage.record(g)
+        return g
+
+    # ------------------------------------------------------------------ n samples, batched
+    def sample(
+        self, messages: Sequence[Message], n: int, params: GenerationParams
+    ) -> list[Generation]:
+        """n samples of one prompt: the prompt is decoded once, then all n sequences
+        advance together, one batched decode per generated position."""
+        return self._sampled(messages, n, params)
+
+    def _sampled(
+        self, messages: Sequence[Message], n: int, params: GenerationParams
+    ) -> list[Generation]:
+        from kgrag.llm.batched import sample_parallel  # the low-level loop lives apart
+
+        if n > self._max_parallel:
+            raise ModelError(f"asked for {n} parallel samples; this model allows "
+                             f"{self._max_parallel}", hint="raise max_parallel when loading")
+        prompt = self.tokenize_chat(messages)
+        seed = self.seed if params.seed is None else params.seed
+        with self._lock:
+            start = time.perf_counter()
+            seqs = sample_parallel(self.llm, prompt, n, params, seed, params.top_logprobs)
+            seconds = time.perf_counter() - start
+        gens = []
+        for seq in seqs:
+            lps = None
+            if params.logprobs:
+                lps = tuple(
+                    TokenLogprob(self.detokenize([t]), lp,
+                                 tuple((self.detokenize([a]), alp) for a, alp in alts))
+                    for t, lp, alts in zip(seq.tokens, seq.logprobs,
+                                           seq.top or [()] * len(seq.tokens), strict=True)
+                )
+            gens.append(Generation(self.detokenize(seq.tokens), len(prompt), len(seq.tokens),
+                                   seq.finish, lps, seconds / n))
+        self.usage.record(gens[0])
+        for g in gens[1:]:  # one call, all tokens
+            self.usage.completion_tokens += g.completion_tokens
+        return gens
+
+    # ------------------------------------------------------------------ hidden states
+    def hidden_state(
+        self, messages: Sequence[Message], completion: str, layer: int, tensor: str = "l_out"
+    ) -> np.ndarray:
+        """Activation of `<tensor>-<layer>` at the last token of chat prompt + completion."""
+        tokens = self.tokenize_chat(messages) + self.tokenize(completion)
+        return self.hidden_state_tokens(tokens, layer, tensor)[-1]
+
+    def hidden_state_tokens(self, tokens: Sequence[int], layer: int, tensor: str = "l_out"
+                            ) -> np.ndarray:
+        """Rows of `<tensor>-<layer>` for every token of `tokens` (evaluated from scratch)."""
+        if self.n_layers is not None and not 0 <= layer < self.n_layers:
+            raise ModelError(f"{self.name} has layers 0–{self.n_layers - 1}; asked for {layer}")
+        with self._lock:
+            self.llm.reset()
+            self._tap.wanted, self._tap.rows = f"{tensor}-{layer}".encode(), None
+            rows = []
+            try:
+                for chunk in _chunks(list(tokens), self.llm.n_batch):
+                    self.llm.eval(chunk)
+                    if self._tap.rows is None:
+                        raise ModelError(f"tensor {tensor}-{layer} was not computed by "
+                                         f"{self.name}", hint="see `kgrag models layers`")
+                    rows.append(self._tap.rows)
+                    self._tap.rows = None
+            finally:
+                self._tap.wanted = None
+                self.llm.reset()
+        return np.concatenate(rows, axis=0)
+
+    # ------------------------------------------------------------------ tokens
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=False, special=special)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return self.llm.detokenize(list(tokens)).decode("utf-8", errors="replace")
+
+    def tokenize_chat(self, messages: Sequence[Message]) -> list[int]:
+        """Tokens of the chat template applied to `messages`, ready for the assistant turn."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(f"{self.name} has no chat template in its GGUF metadata")
+        eos = self.detokenize([self.llm.token_eos()])
+        bos = self.detokenize([self.llm.token_bos()]) if self.llm.token_bos() >= 0 else ""
+        fmt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        prompt = fmt(messages=[{"role": m.role, "content": m.content} for m in messages]).prompt
+        return self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
+
+    @property
+    def eos_token(self) -> int:
+        return int(self.llm.token_eos())
+
+    def close(self) -> None:
+        self.llm.close()
+
+
+@contextlib.contextmanager
+def _context_params_patch(tap: _LayerTap, n_seq_max: int) -> Iterator[None]:
+    """The high-level `Llama` builds its context in its constructor from
+    `llama_context_default_params()`; put the eval callback and the number of parallel
+    sequences into those defaults for the duration of that constructor."""
+    original = llama_low.llama_context_default_params
+
+    def patched() -> Any:
+        p = original()
+        p.cb_eval = tap.callback
+        p.cb_eval_user_data = None
+        p.n_seq_max = n_seq_max
+        p.kv_unified = True  # all sequences share one KV buffer (needed for a shared prompt)
+        return p
+
+    llama_low.llama_context_default_params = patched
+    try:
+        yield
+    finally:
+        llama_low.llama_context_default_params = original
+
+
+def _block_count_key(llm: llama_cpp.Llama) -> str:
+    arch = llm.metadata.get("general.architecture", "llama")
+    return f"{arch}.block_count"
+
+
+def _chunks(seq: list[int], size: int) -> Iterator[list[int]]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
