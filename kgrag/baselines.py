@@ -1,0 +1,42 @@
+"""Methods without retrieval, shared by the graph and text sides: `llm` and `cot`.
+
+>>> LLMOnly(model).answer(question).answer
+'B. Because foxes live in forests.'
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from kgrag.llm.base import GenerationParams
+from kgrag.method import Answer, QAMethod, Trace
+from kgrag.prompt import PromptTemplate, package_prompt
+from kgrag.types import Question
+
+
+class LLMOnly(QAMethod):
+    """The model answers directly from its own knowledge (the papers' "LLM only" row)."""
+
+    name: ClassVar[str] = "llm"
+    prompts: ClassVar[tuple[str, str]] = ("llm_mcq", "llm_open")
+    max_tokens: ClassVar[int] = 96
+
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        template = self._template(question)
+        messages = template.render(question=question.text, choices=question.choices_block())
+        reply = self.model.chat(messages, GenerationParams(max_tokens=self.max_tokens))
+        trace.add("generate", reply.text.strip(), prompt=template.name,
+                  completion_tokens=reply.completion_tokens)
+        return Answer(text=reply.text.strip())
+
+    def _template(self, question: Question) -> PromptTemplate:
+        mcq, open_ = self.prompts
+        return package_prompt(__file__, mcq if question.is_multiple_choice else open_)
+
+
+class ChainOfThought(LLMOnly):
+    """Step-by-step reasoning before the answer, still without retrieval."""
+
+    name: ClassVar[str] = "cot"
+    prompts: ClassVar[tuple[str, str]] = ("cot_mcq", "cot_open")
+    max_tokens: ClassVar[int] = 384

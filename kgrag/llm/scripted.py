@@ -1,0 +1,67 @@
+"""A deterministic fake model for unit tests of control flow (never of quality).
+
+It replays a script of replies in order and raises when the script runs out, so a
+test fails if a method makes an extra LLM call. It also records every prompt.
+
+>>> m = ScriptedModel(["A. forest"])
+>>> m.chat([Message("user", "…")], GenerationParams()).text
+'A. forest'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kgrag.llm.base import Capabilities, Generation, GenerationParams, Message, UsageMeter
+
+
+class ScriptExhausted(AssertionError):
+    """The method asked for more replies than the test scripted."""
+
+
+class ScriptedModel:
+    def __init__(
+        self,
+        replies: Sequence[str],
+        *,
+        capabilities: Capabilities = Capabilities(json_schema=True),
+        hidden: dict[str, np.ndarray] | None = None,
+        name: str = "scripted",
+    ) -> None:
+        self.name = name
+        self.capabilities = capabilities
+        self.usage = UsageMeter()
+        self._replies = list(replies)
+        self._hidden = hidden or {}
+        self.prompts: list[list[Message]] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._replies)
+
+    def _next(self, messages: Sequence[Message]) -> Generation:
+        self.prompts.append(list(messages))
+        if not self._replies:
+            raise ScriptExhausted(f"unscripted call #{len(self.prompts)}: {messages[-1].content!r}")
+        text = self._replies.pop(0)
+        prompt_tokens = sum(len(m.content.split()) for m in messages)
+        return Generation(text, prompt_tokens, len(text.split()))
+
+    def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
+        g = self._next(messages)
+        self.usage.record(g)
+        return g
+
+    def sample(
+        self, messages: Sequence[Message], n: int, params: GenerationParams
+    ) -> list[Generation]:
+        gens = [self._next(messages) for _ in range(n)]
+        self.usage.record(gens[0])
+        return gens
+
+    def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
+        if completion not in self._hidden:
+            raise ScriptExhausted(f"no scripted hidden state for {completion!r}")
+        return self._hidden[completion]

@@ -1,0 +1,97 @@
+"""The one interface every QA method implements, baselines included.
+
+`answer()` is a template method: it times the call, collects LLM and Cypher usage,
+turns a method's exception into a recorded error, and returns a `Prediction`.
+Subclasses implement only `_answer()` and declare the model capabilities they need.
+
+>>> class Echo(QAMethod):
+...     name = "echo"
+...     def _answer(self, q, trace):
+...         return Answer(text=q.text)
+>>> Echo(model).answer(Question(id="1", text="hi")).answer
+'hi'
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from kgrag.errors import KgragError
+from kgrag.llm.base import Capabilities, ChatModel, require
+from kgrag.store import GraphStore
+from kgrag.types import Prediction, Question, TraceStep, Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Answer:
+    """What `_answer` returns; the base class adds usage and timing."""
+
+    text: str
+    evidence: list[str] = field(default_factory=list)
+    retrievals: int = 0
+    setting: str = "closed-book"
+
+
+class Trace:
+    """Collects trace steps with their durations while a method runs."""
+
+    def __init__(self) -> None:
+        self.steps: list[TraceStep] = []
+        self._t = time.perf_counter()
+        self.stage_seconds: dict[str, float] = {}
+
+    def add(self, stage: str, summary: str, **data: object) -> TraceStep:
+        now = time.perf_counter()
+        step = TraceStep(stage=stage, summary=summary, data=dict(data), seconds=now - self._t)
+        self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + step.seconds
+        self._t = now
+        self.steps.append(step)
+        return step
+
+
+class QAMethod(ABC):
+    """Base of every method. Subclasses set `name`, `needs`, and implement `_answer`."""
+
+    name: ClassVar[str] = "method"
+    needs: ClassVar[Capabilities] = Capabilities()
+
+    def __init__(self, model: ChatModel, store: GraphStore | None = None) -> None:
+        require(model, self.needs, self.name)
+        self.model = model
+        self.store = store
+
+    def answer(self, question: Question) -> Prediction:
+        calls0, p0, c0 = (self.model.usage.calls, self.model.usage.prompt_tokens,
+                          self.model.usage.completion_tokens)
+        q0 = self.store.stats.queries if self.store else 0
+        trace = Trace()
+        start = time.perf_counter()
+        error = None
+        try:
+            result = self._answer(question, trace)
+        except KgragError:
+            raise  # infrastructure problems (Neo4j down, model missing) stop the run
+        except Exception as e:  # noqa: BLE001 - one bad question must not end a run
+            log.exception("%s failed on %s", self.name, question.id)
+            result, error = Answer(text=""), f"{type(e).__name__}: {e}"
+        usage = Usage(
+            llm_calls=self.model.usage.calls - calls0,
+            prompt_tokens=self.model.usage.prompt_tokens - p0,
+            completion_tokens=self.model.usage.completion_tokens - c0,
+            retrievals=result.retrievals,
+            cypher_queries=(self.store.stats.queries - q0) if self.store else 0,
+            seconds=time.perf_counter() - start,
+            stage_seconds=trace.stage_seconds,
+        )
+        return Prediction(question_id=question.id, method=self.name, answer=result.text,
+                          evidence=result.evidence, trace=trace.steps, usage=usage,
+                          error=error, setting=result.setting)
+
+    @abstractmethod
+    def _answer(self, question: Question, trace: Trace) -> Answer: ...
