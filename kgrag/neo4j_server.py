@@ -128,7 +128,6 @@ class ManagedNeo4j:
             log.info("Neo4j already running (pid %s)", current.pid)
             return self.status()
         java = check_java()
-        self.fetch()
         for port in (self.s.neo4j.bolt_port, self.s.neo4j.http_port):
             if port_in_use(port):
                 raise KgragError(
@@ -136,6 +135,7 @@ class ManagedNeo4j:
                     hint="stop that process, or pick other ports with KGRAG_NEO4J__BOLT_PORT / "
                     "KGRAG_NEO4J__HTTP_PORT",
                 )
+        self.fetch()
         self._write_conf()
         self._ensure_password(java)
         self.console_log.parent.mkdir(parents=True, exist_ok=True)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +141,21 @@ class GraphStore:
         if batch:
             yield len(batch), self._execute(name, query, {**(extra or {}), "rows": batch})[1]
 
+    def run_autocommit(self, name: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a `CALL { … } IN TRANSACTIONS` statement (needs an auto-commit transaction)."""
+        start = time.perf_counter()
+        try:
+            with self._driver.session(database=self.database) as session:
+                session.run(neo4j.Query(cypher.load(name)), dict(params or {})).consume()  # type: ignore[arg-type]
+        except (ServiceUnavailable, SessionExpired) as e:
+            raise Neo4jUnavailable(f"Neo4j at {self.uri} is not reachable",
+                                   hint="start it with `kgrag neo4j start`, then re-run") from e
+        except Neo4jError as e:
+            raise KgragError(f"Cypher statement {name!r} failed: {e.message}") from e
+        finally:
+            self.stats.queries += 1
+            self.stats.seconds += time.perf_counter() - start
+
     def explain(self, name: str) -> None:
         """Plan the named statement without running it (raises on a Cypher error)."""
         self._execute(name, "EXPLAIN " + cypher.load(name), {}, write=False)
@@ -238,11 +252,3 @@ def wait_until_ready(
     )
 
 
-def auth_error_type() -> type[Exception]:
-    """The driver's auth error class, for callers that must not import `neo4j`."""
-    return AuthError
-
-
-def param_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Copy rows into plain dicts (the driver rejects some Mapping subclasses)."""
-    return [dict(r) for r in rows]

@@ -1,0 +1,55 @@
+# kgrag: the two commands a new user needs are `make demo` and `make test`.
+SHELL := /bin/bash
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+TEST_MODEL ?= qwen2.5-coder-0.5b
+DEMO_APP ?= 1
+
+.PHONY: install demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
+
+$(BIN)/python:
+	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# llama-cpp-python compiles llama.cpp (5–6 min on 2 cores); torch is ~3 GB. Once per venv.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	@if [ "$(DEMO_APP)" = "0" ]; then $(BIN)/kgrag demo --no-app; else $(BIN)/kgrag demo; fi
+
+# Unit tests, then integration tests against the real Neo4j (started by the launcher
+# unless NEO4J_URI is set), then slow tests with a real GGUF model.
+test: install
+	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Neo4j (apt-get install maven)"; exit 1; }
+	$(BIN)/kgrag models fetch $(TEST_MODEL) smollm2-135m
+	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/kgrag neo4j start; fi
+	KGRAG_TEST_MODEL=$(TEST_MODEL) $(BIN)/python -m pytest -m "not slow and not integration" -q
+	$(BIN)/python -m pytest -m "integration and not slow" -q
+	KGRAG_TEST_MODEL=$(TEST_MODEL) $(BIN)/python -m pytest -m "slow" -q
+
+test-unit: install
+	$(BIN)/python -m pytest -m "not slow and not integration" -q
+
+lint: install
+	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests
+	$(BIN)/mypy kgrag
+
+neo4j-start: install
+	$(BIN)/kgrag neo4j start
+
+neo4j-stop: install
+	$(BIN)/kgrag neo4j stop
+
+bench: install
+	$(BIN)/kgrag bench neo4j
+	$(BIN)/kgrag bench model
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-output

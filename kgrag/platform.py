@@ -1,0 +1,134 @@
+"""The composition root: builds settings, the Neo4j store, models and methods once.
+
+Nothing else in kgrag constructs backends or reads the environment; the CLI, the app
+and tests get everything from a `Platform`.
+
+>>> p = Platform(load_settings())
+>>> p.method("llm").answer(Question(id="1", text="What is the capital of France?")).answer
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from kgrag.config import Settings, load_settings
+from kgrag.errors import KgragError
+from kgrag.models import REGISTRY, ModelRegistry
+from kgrag.neo4j_server import ManagedNeo4j
+
+if TYPE_CHECKING:
+    from kgrag.embed import Embedder
+    from kgrag.llm.base import ChatModel
+    from kgrag.method import QAMethod
+    from kgrag.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+MethodFactory = Callable[["Platform", "str | None"], "QAMethod"]
+
+
+def _llm(p: Platform, domain: str | None) -> QAMethod:
+    from kgrag.baselines import LLMOnly
+
+    return LLMOnly(p.chat_model)
+
+
+def _cot(p: Platform, domain: str | None) -> QAMethod:
+    from kgrag.baselines import ChainOfThought
+
+    return ChainOfThought(p.chat_model)
+
+
+# CLI method names → factories. Other packages add theirs in `_register_packages`.
+METHODS: dict[str, MethodFactory] = {"llm": _llm, "cot": _cot}
+
+
+class Platform:
+    """Lazily built, process-wide dependencies (one model, one driver)."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or load_settings()
+        self.models = ModelRegistry(self.settings.models_dir)
+
+    # ------------------------------------------------------------------ Neo4j
+    @cached_property
+    def neo4j(self) -> ManagedNeo4j:
+        return ManagedNeo4j(self.settings)
+
+    def neo4j_credentials(self) -> tuple[str, str, str]:
+        n = self.settings.neo4j
+        if n.uri is not None:
+            if n.password is None:
+                raise KgragError("NEO4J_URI is set but NEO4J_PASSWORD is not",
+                                 hint="export NEO4J_PASSWORD (and NEO4J_USERNAME if not neo4j)")
+            return n.uri, n.user, n.password
+        return self.neo4j.bolt_uri, n.user, self.neo4j.password()
+
+    @cached_property
+    def store(self) -> GraphStore:
+        from kgrag.store import connect_checked
+
+        uri, user, password = self.neo4j_credentials()
+        return connect_checked(uri, user, password, self.settings.neo4j.database)
+
+    # ------------------------------------------------------------------ models
+    @cached_property
+    def chat_model(self) -> ChatModel:
+        m = self.settings.model
+        if m.backend == "openai":
+            from kgrag.llm.openai_http import OpenAICompatibleModel
+
+            return OpenAICompatibleModel(m.openai_base_url, model=m.openai_model,
+                                         api_key=m.openai_api_key, timeout_s=m.request_timeout_s,
+                                         seed=m.seed)
+        from kgrag.llm.llama import LlamaCppModel
+
+        path = self.models.resolve(m.chat)
+        spec = REGISTRY.get(m.chat)
+        return LlamaCppModel(path, name=m.chat, n_ctx=m.n_ctx, n_threads=m.n_threads,
+                             n_batch=m.n_batch, seed=m.seed,
+                             n_layers=spec.n_layers if spec else None)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from kgrag.embed import SentenceTransformerEmbedder
+
+        e = self.settings.embedding
+        emb = SentenceTransformerEmbedder(self.models.embedding_path(e.model), name=e.model,
+                                          batch_size=e.batch_size, cache_size=e.cache_size)
+        if emb.dimensions != e.dimensions:
+            raise KgragError(
+                f"embedder {e.model} gives {emb.dimensions}-d vectors; the vector indexes "
+                f"expect {e.dimensions}",
+                hint="use a 384-d model or change the dimensions in cypher/schema and settings",
+            )
+        return emb
+
+    # ------------------------------------------------------------------ methods
+    def method(self, name: str, domain: str | None = None) -> QAMethod:
+        methods = available_methods()
+        if name not in methods:
+            raise KgragError(f"unknown method {name!r}",
+                             hint=f"choose one of: {', '.join(sorted(methods))}")
+        return methods[name](self, domain)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+
+
+def available_methods() -> dict[str, MethodFactory]:
+    """All method factories: the shared baselines plus those the packages register."""
+    methods = dict(METHODS)
+    for module in ("metakg.methods", "textrag.methods"):
+        try:
+            registered = __import__(module, fromlist=["FACTORIES"]).FACTORIES
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            continue
+        methods.update(registered)
+    return methods

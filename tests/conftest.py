@@ -1,0 +1,69 @@
+"""Test tiers: unit (default, no network), `integration` (real Neo4j), `slow` (real models).
+
+Unit tests cannot open sockets to anything but the loopback... nor even that: the
+autouse fixture below refuses every connection attempt outside integration/slow tests.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = ROOT.parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests under tests/integration and tests/slow carry their marker by location.
+    for item in items:
+        path = str(item.fspath)
+        if f"{os.sep}integration{os.sep}" in path:
+            item.add_marker(pytest.mark.integration)
+        if f"{os.sep}slow{os.sep}" in path:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                              ) -> None:
+    if request.node.get_closest_marker("integration") or request.node.get_closest_marker("slow"):
+        return
+    real_connect = socket.socket.connect
+
+    def refuse(self: socket.socket, address: object) -> None:
+        if self.family == socket.AF_UNIX:
+            return real_connect(self, address)  # type: ignore[arg-type]
+        raise RuntimeError(f"unit test tried to connect to {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.fixture(scope="session")
+def platform() -> Iterator[object]:
+    """The real platform: the managed Neo4j (started if needed) or NEO4J_URI."""
+    from kgrag.platform import Platform
+
+    p = Platform()
+    if p.settings.managed_neo4j and not p.neo4j.status(probe=False).running:
+        p.neo4j.start()
+    p.store.apply_schema()
+    yield p
+    p.close()
+
+
+@pytest.fixture()
+def test_domain(platform: object) -> Iterator[str]:
+    """A throw-away domain name; everything in it is deleted afterwards."""
+    domain = f"test-{uuid.uuid4().hex[:10]}"
+    yield domain
+    platform.store.run_autocommit("graph/delete_domain", {"domain": domain})  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def test_model_name() -> str:
+    return os.environ.get("KGRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
