@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,6 +38,8 @@ def _default_home() -> Path:
 class Neo4jSettings(BaseModel):
     """Where the graph lives. `uri=None` means the server kgrag manages itself."""
 
+    model_config = ConfigDict(extra="forbid")  # a typo in kgrag.toml is an error
+
     uri: str | None = None
     user: str = "neo4j"
     password: str | None = None  # None: read the generated one of the managed server
@@ -54,6 +56,8 @@ class Neo4jSettings(BaseModel):
 class ModelSettings(BaseModel):
     """The chat model behind every method."""
 
+    model_config = ConfigDict(extra="forbid")  # a typo in kgrag.toml is an error
+
     backend: Literal["llama", "openai"] = "llama"
     chat: str = "qwen2.5-coder-1.5b"  # a registry name or a path to a .gguf file
     n_ctx: int = 4096
@@ -69,6 +73,8 @@ class ModelSettings(BaseModel):
 
 class EmbeddingSettings(BaseModel):
     """Sentence embeddings for entities, passages and similarity scores."""
+
+    model_config = ConfigDict(extra="forbid")  # a typo in kgrag.toml is an error
 
     model: str = "all-minilm-l6-v2"  # registry name or a local sentence-transformers folder
     dimensions: int = 384  # must match the vector indexes in cypher/schema

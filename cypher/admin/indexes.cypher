@@ -1,0 +1,2 @@
+SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties
+RETURN name, type, state, labelsOrTypes, properties

@@ -1,0 +1,2 @@
+MATCH (e:Entity {domain: $domain, key: $key})
+RETURN e.name AS name

@@ -1,0 +1,75 @@
+"""A real GGUF model through llama-cpp-python (KGRAG_TEST_MODEL, default the 0.5B)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from kgrag.llm.base import GenerationParams, Message
+from kgrag.models import REGISTRY
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"triples": {"type": "array", "maxItems": 4, "items": {
+        "type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "string"}}}},
+    "required": ["triples"],
+}
+MSGS = [Message("user", "Give knowledge triples [head, relation, tail] about: "
+                        "Aspirin reduces fever. Fever is a symptom of flu.")]
+
+
+@pytest.fixture(scope="module")
+def model(test_model_name: str):
+    from kgrag.llm.llama import LlamaCppModel
+    from kgrag.platform import Platform
+
+    p = Platform()
+    spec = REGISTRY[test_model_name]
+    return LlamaCppModel(p.models.resolve(test_model_name), name=test_model_name,
+                         n_ctx=2048, n_layers=spec.n_layers)
+
+
+def test_constrained_json_parses(model) -> None:
+    g = model.chat(MSGS, GenerationParams(max_tokens=160, json_schema=SCHEMA))
+    data = json.loads(g.text)
+    assert isinstance(data["triples"], list)
+    assert all(len(t) == 3 and all(isinstance(x, str) for x in t) for t in data["triples"])
+    assert g.completion_tokens > 0
+
+
+def test_logprobs_are_probabilities_of_the_text(model) -> None:
+    g = model.chat(MSGS, GenerationParams(max_tokens=12, logprobs=True, top_logprobs=3))
+    assert g.logprobs is not None and len(g.logprobs) == g.completion_tokens
+    assert all(t.logprob <= 0.0 for t in g.logprobs)
+    assert "".join(t.token for t in g.logprobs) == g.text
+    # greedy: the chosen token is the most probable alternative
+    assert all(t.top[0][1] == pytest.approx(t.logprob) for t in g.logprobs)
+
+
+def test_middle_layer_hidden_state(model, test_model_name: str) -> None:
+    layer = REGISTRY[test_model_name].middle_layer
+    h = model.hidden_state(MSGS, "Aspirin reduces fever.", layer=layer, tensor="ffn_out")
+    assert h.shape == (model.llm.n_embd(),)
+    assert np.isfinite(h).all() and np.abs(h).sum() > 0
+    again = model.hidden_state(MSGS, "Aspirin reduces fever.", layer=layer, tensor="ffn_out")
+    assert np.array_equal(h, again)  # identical sequence → bit-identical vector
+    other = model.hidden_state(MSGS, "Fever is a symptom.", layer=layer, tensor="ffn_out")
+    assert not np.array_equal(h, other)
+
+
+def test_parallel_samples_share_one_prompt(model) -> None:
+    params = GenerationParams(max_tokens=16, temperature=1.0, top_k=50, top_p=0.9, seed=7)
+    gens = model.sample(MSGS, 4, params)
+    assert len(gens) == 4
+    assert all(0 < g.completion_tokens <= 16 for g in gens)
+    assert len({g.text for g in gens}) > 1  # sampled, not four copies of greedy
+    assert [g.text for g in model.sample(MSGS, 4, params)] == [g.text for g in gens]  # seeded
+
+
+def test_chat_after_sampling_is_unaffected(model) -> None:
+    params = GenerationParams(max_tokens=20)
+    before = model.chat(MSGS, params).text
+    model.sample(MSGS, 3, GenerationParams(max_tokens=8, temperature=1.0, seed=1))
+    assert model.chat(MSGS, params).text == before
