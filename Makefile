@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # llama-cpp-python compiles llama.cpp (5–6 min on 2 cores); torch is ~3 GB. Once per venv.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,dev]"
+	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
 	@touch $(STAMP)
 
 install: $(STAMP)
