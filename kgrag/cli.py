@@ -120,8 +120,11 @@ def models_fetch(names: Annotated[list[str] | None, typer.Argument()] = None) ->
     for name in names or [p.settings.model.chat]:
         spec = p.models.spec(name)
         with console.status(f"Fetching {name}…") as status:
-            path = p.models.fetch(
-                name, progress=lambda i, n, s=status, m=name: s.update(f"{m}: part {i}/{n}"))
+
+            def progress(i: int, n: int, label: str = name) -> None:
+                status.update(f"{label}: part {i}/{n}")
+
+            path = p.models.fetch(name, progress=progress)
         size = path.stat().st_size if path.is_file() else 0
         extra = f", {size / 1e6:.0f} MB, sha256 verified" if spec.sha256 else ""
         console.print(f"{name}: {path}{extra}")

@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -115,7 +116,7 @@ class ManagedNeo4j:
         if not self.password_file.is_file():
             raise KgragError(
                 f"no password file at {self.password_file}: the managed Neo4j was never started",
-                hint="run `kgrag neo4j start` (or set NEO4J_URI/NEO4J_PASSWORD for your own server)",
+                hint="run `kgrag neo4j start` (or set NEO4J_URI/NEO4J_PASSWORD for another server)",
             )
         return self.password_file.read_text().strip()
 
@@ -317,10 +318,8 @@ class ManagedNeo4j:
         return None
 
     def _kill(self, pid: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.pid_file.unlink(missing_ok=True)
 
     def _log_tail(self, lines: int = 20) -> str:

@@ -161,7 +161,7 @@ class GraphStore:
         self._execute(name, "EXPLAIN " + cypher.load(name), {}, write=False)
 
     def apply_schema(self, folder: str = "schema", await_seconds: int = 300) -> list[str]:
-        """Create every constraint and index of `cypher/<folder>` (idempotent), then wait for them."""
+        """Create every constraint and index of `cypher/<folder>` (idempotent), then wait."""
         applied = []
         for name in cypher.names(folder):
             self.run(name)

@@ -123,9 +123,10 @@ class LlamaCppModel:
                 )
         except ValueError as e:
             raise ModelError(f"llama.cpp could not load {path}: {e}",
-                             hint="the file may be truncated or not a GGUF model; re-fetch it") from e
+                             hint="the file may be truncated or not GGUF; re-fetch it") from e
         self.load_seconds = time.perf_counter() - start
-        self.n_layers = n_layers or int(self.llm.metadata.get(_block_count_key(self.llm), 0)) or None
+        declared = int(self.llm.metadata.get(_block_count_key(self.llm), 0))
+        self.n_layers = n_layers or declared or None
 
     # ------------------------------------------------------------------ chat
     def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
@@ -147,7 +148,7 @@ class LlamaCppModel:
         with self._lock:
             self.llm.reset()  # no prefix reuse: results must not depend on call history
             start = time.perf_counter()
-            reply = self.llm.create_chat_completion(**kwargs)
+            reply: Any = self.llm.create_chat_completion(**kwargs)
             seconds = time.perf_counter() - start
         choice = reply["choices"][0]
         g = Generation(
@@ -215,7 +216,7 @@ class LlamaCppModel:
         with self._lock:
             self.llm.reset()
             self._tap.wanted, self._tap.rows = f"{tensor}-{layer}".encode(), None
-            rows = []
+            rows: list[np.ndarray] = []
             try:
                 for chunk in _chunks(list(tokens), self.llm.n_batch):
                     self.llm.eval(chunk)
@@ -246,7 +247,8 @@ class LlamaCppModel:
         eos = self.detokenize([self.llm.token_eos()])
         bos = self.detokenize([self.llm.token_bos()]) if self.llm.token_bos() >= 0 else ""
         fmt = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        prompt = fmt(messages=[{"role": m.role, "content": m.content} for m in messages]).prompt
+        chat: Any = [{"role": m.role, "content": m.content} for m in messages]
+        prompt = fmt(messages=chat).prompt
         return self.llm.tokenize(prompt.encode(), add_bos=False, special=True)
 
     @property

@@ -26,12 +26,12 @@ class ScriptedModel:
         self,
         replies: Sequence[str],
         *,
-        capabilities: Capabilities = Capabilities(json_schema=True),
+        capabilities: Capabilities | None = None,
         hidden: dict[str, np.ndarray] | None = None,
         name: str = "scripted",
     ) -> None:
         self.name = name
-        self.capabilities = capabilities
+        self.capabilities = capabilities or Capabilities(json_schema=True)
         self.usage = UsageMeter()
         self._replies = list(replies)
         self._hidden = hidden or {}

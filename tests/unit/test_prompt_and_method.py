@@ -3,9 +3,9 @@ from pathlib import Path
 import pytest
 
 from kgrag.baselines import ChainOfThought, LLMOnly
+from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, GenerationParams, Message
 from kgrag.llm.scripted import ScriptedModel, ScriptExhausted
-from kgrag.errors import ModelError
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import PromptTemplate
 from kgrag.types import Choice, Question
