@@ -83,7 +83,7 @@ def _load_graphs(p: Platform, console: Console) -> set[str]:
                       "are skipped in this demo.")
         return set()
     try:
-        from kg_builder.io import import_graph
+        from kg_builder.graph_io import import_graph
     except ModuleNotFoundError:
         console.print("kg_builder's graph import is not available yet: KG methods are skipped.")
         return set()

@@ -1,0 +1,2 @@
+MATCH (d:Domain)
+RETURN d.name AS name ORDER BY name

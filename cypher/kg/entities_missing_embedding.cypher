@@ -1,0 +1,3 @@
+MATCH (e:Entity {domain: $domain})
+WHERE e.embedding IS NULL
+RETURN e.key AS key, e.name AS name

@@ -1,0 +1,2 @@
+MERGE (d:Domain {name: $domain})
+ON CREATE SET d.created = datetime()

@@ -1,0 +1,10 @@
+// One REL per (head, predicate, tail); source chunk ids accumulate without duplicates.
+UNWIND $rows AS row
+MATCH (h:Entity {domain: $domain, key: row.h})
+MATCH (t:Entity {domain: $domain, key: row.t})
+MERGE (h)-[r:REL {predicate: row.r}]->(t)
+ON CREATE SET r.domain = $domain, r.kind = row.k, r.chunk_ids = row.chunks,
+              r.confidence = row.conf
+WITH r, row
+WHERE any(c IN row.chunks WHERE NOT c IN r.chunk_ids)
+SET r.chunk_ids = r.chunk_ids + [c IN row.chunks WHERE NOT c IN r.chunk_ids]

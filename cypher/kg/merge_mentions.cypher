@@ -1,0 +1,4 @@
+UNWIND $rows AS row
+MATCH (c:Chunk {id: row.chunk})
+MATCH (e:Entity {domain: $domain, key: row.key})
+MERGE (c)-[:MENTIONS]->(e)
