@@ -48,6 +48,7 @@ class WriteReport:
     relationships_created: int = 0
     embedded: int = 0
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     skipped_lines: list[int] = field(default_factory=list)
 
     def add(self, c: WriteCounters) -> None:
@@ -75,12 +76,16 @@ class GraphWriter:
         store.run("kg/merge_domain", {"domain": domain})
 
     def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport) -> int:
-        n = 0
+        n, start = 0, time.perf_counter()
         for sent, counters in self.store.write_batches(
             name, rows, batch_size=self.batch_size, extra={"domain": self.domain}
         ):
             report.add(counters)
+            report.embedded += counters.labels_removed  # :Unembedded dropped = vector stored
             n += sent
+        stage = name.removeprefix("kg/")
+        report.stage_seconds[stage] = (report.stage_seconds.get(stage, 0.0)
+                                       + time.perf_counter() - start)
         return n
 
     def write(self, chunks: Sequence[dict[str, Any]], entities: Sequence[dict[str, Any]],
@@ -95,7 +100,6 @@ class GraphWriter:
                  if e.get("emb") is not None]
         if given:
             self._send("kg/set_entity_embeddings", given, report)
-            report.embedded += len(given)
         report.facts += self._send("kg/merge_facts", facts, report)
         mentions = {(c, f[k]) for f in facts for c in f["chunks"] for k in ("h", "t")}
         self._send("kg/merge_mentions", ({"chunk": c, "key": key} for c, key in mentions),
@@ -116,7 +120,6 @@ class GraphWriter:
             rows = [{"key": m["key"], "embedding": v.tolist()}
                     for m, v in zip(part, vecs, strict=True)]
             self._send("kg/set_entity_embeddings", rows, report)
-            report.embedded += len(rows)
 
 
 # ---------------------------------------------------------------------- export / import

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,9 +32,12 @@ bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks whose numbers go 
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
+graph_app = typer.Typer(no_args_is_help=True, help="Inspect, export and import domain graphs.")
+app.add_typer(graph_app, name="graph")
 
 console = Console()
 err = Console(stderr=True)
+DEFAULT_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "graphs"
 
 
 @app.callback()
@@ -206,6 +210,65 @@ def bench_model(model: Annotated[str | None, typer.Option()] = None, tokens: int
     from kgrag.bench import bench_model_speed
 
     bench_model_speed(Platform(), console, model, tokens)
+
+
+@bench_app.command("import")
+def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
+    """Neo4j write throughput: import a synthetic export of FACTS triples, twice."""
+    from kg_builder.bench import bench_import as run
+
+    p = Platform()
+    p.store.apply_schema()
+    run(p.store, console, facts, entities)
+
+
+# ---------------------------------------------------------------------- graph
+@graph_app.command("export")
+def graph_export(
+    domain: Annotated[str, typer.Option(help="Domain to export.")],
+    out: Annotated[Path | None, typer.Option(help="Output .jsonl.gz path.")] = None,
+    embeddings: Annotated[bool, typer.Option(help="Include float16 entity vectors.")] = True,
+) -> None:
+    """Write a domain's chunks, entities and facts to a compressed JSONL export."""
+    from kg_builder.graph_io import export_graph
+    from kg_builder.jobs import export_meta
+
+    p = Platform()
+    path = out or DEFAULT_EXPORTS / f"{domain}.jsonl.gz"
+    counts = export_graph(p.store, domain, path, export_meta(p, domain), embeddings)
+    console.print(f"{path}: {counts}")
+
+
+@graph_app.command("import")
+def graph_import(
+    path: Annotated[Path, typer.Argument(help="A .jsonl.gz export.")],
+    domain: Annotated[str | None, typer.Option(help="Load under another domain name.")] = None,
+) -> None:
+    """Load an export into Neo4j (idempotent)."""
+    from kg_builder.graph_io import import_graph
+
+    p = Platform()
+    p.store.apply_schema()
+    report = import_graph(p.store, p.embedder, path, domain)
+    console.print(str(report))
+
+
+@graph_app.command("stats")
+def graph_stats(
+    domain: Annotated[str, typer.Option(help="Domain to report on.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The graph-quality report of a domain."""
+    from kg_builder.quality import quality_report
+
+    report = quality_report(Platform(), domain)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        return
+    table = Table("measure", "value")
+    for key, value in report.model_dump().items():
+        table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
+    console.print(table)
 
 
 def main() -> None:

@@ -51,12 +51,14 @@ class WriteCounters:
     relationships_created: int = 0
     properties_set: int = 0
     labels_added: int = 0
+    labels_removed: int = 0
 
     def add(self, c: neo4j.SummaryCounters) -> None:
         self.nodes_created += c.nodes_created
         self.relationships_created += c.relationships_created
         self.properties_set += c.properties_set
         self.labels_added += c.labels_added
+        self.labels_removed += c.labels_removed
 
 
 @dataclass

@@ -1,3 +1,3 @@
-MATCH (e:Entity {domain: $domain})
-WHERE e.embedding IS NULL
+MATCH (e:Unembedded)
+WHERE e.domain = $domain
 RETURN e.key AS key, e.name AS name

@@ -1,7 +1,9 @@
 // One REL per (head, predicate, tail); source chunk ids accumulate without duplicates.
 UNWIND $rows AS row
 MATCH (h:Entity {domain: $domain, key: row.h})
+USING INDEX h:Entity(domain, key)
 MATCH (t:Entity {domain: $domain, key: row.t})
+USING INDEX t:Entity(domain, key)
 MERGE (h)-[r:REL {predicate: row.r}]->(t)
 ON CREATE SET r.domain = $domain, r.kind = row.k, r.chunk_ids = row.chunks,
               r.confidence = row.conf

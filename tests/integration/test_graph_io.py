@@ -78,7 +78,8 @@ def test_a_broken_line_is_skipped_and_reported(platform, test_domain, tmp_path: 
                                                                    WriteReport(test_domain))
     good = tmp_path / "g.jsonl.gz"
     export_graph(platform.store, test_domain, good, {})
-    lines = gzip.open(good, "rt").read().splitlines()
+    with gzip.open(good, "rt") as f:
+        lines = f.read().splitlines()
     lines.insert(3, '{"type": "entity", "key": ')  # truncated JSON at line 4
     bad = tmp_path / "bad.jsonl.gz"
     with gzip.open(bad, "wt") as f:

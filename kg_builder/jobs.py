@@ -1,0 +1,319 @@
+"""Resumable, idempotent graph-construction jobs (`kgrag build`).
+
+A job is identified by what determines its output: domain, sources, record limit, model
+and prompt/config digests. Its state lives in `$KGRAG_HOME/jobs/<domain>/<job id>/`:
+
+    job.json           the job record: status, counts, failures, model, prompt hash, timings
+    extractions.jsonl  one line per extracted batch (triples and failures), fsynced
+
+Extraction results are saved locally before they are written to Neo4j, so Neo4j going
+down mid-job loses nothing: re-running the same command re-sends the saved batches
+(MERGE makes that a no-op for what was already written) and continues with the records
+not yet extracted. The job record is mirrored to a `(:BuildJob)` node for the app.
+
+>>> job = BuildJob(platform, "commonsense", sources, limit=200)
+>>> job.run()          # progress bar with rate and ETA; Ctrl-C is safe
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+from kg_builder.extract import ExtractConfig, ExtractionResult, Triple, TripleExtractor
+from kg_builder.graph_io import GraphWriter, WriteReport
+from kg_builder.sources import Chunk
+from kgrag.errors import KgragError, Neo4jUnavailable
+
+if TYPE_CHECKING:
+    from kgrag.platform import Platform
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class JobFailure(BaseModel):
+    record_ids: list[str]
+    error: str
+    raw_reply: str = ""
+
+
+class JobRecord(BaseModel):
+    """Everything `kgrag build --status` and the app show about a job."""
+
+    id: str
+    domain: str
+    sources: list[str]
+    limit: int | None
+    model: str
+    model_sha256: str | None = None
+    prompt_hash: str
+    config: dict[str, Any]
+    command: str = ""
+    git_revision: str = ""
+    status: Literal["running", "interrupted", "failed", "done"] = "running"
+    records_total: int = 0
+    records_done: int = 0
+    records_failed: int = 0
+    load_skipped_lines: int = 0
+    triples: int = 0
+    triples_rejected: int = 0
+    triples_capped: int = 0
+    llm_calls: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds_extract: float = 0.0
+    seconds_write: float = 0.0
+    nodes_created: int = 0
+    relationships_created: int = 0
+    started: str = ""
+    updated: str = ""
+    failures: list[JobFailure] = Field(default_factory=list)
+
+    @property
+    def parse_failure_rate(self) -> float:
+        return self.records_failed / self.records_done if self.records_done else 0.0
+
+    @property
+    def records_per_minute(self) -> float:
+        return 60 * self.records_done / self.seconds_extract if self.seconds_extract else 0.0
+
+
+def job_id(domain: str, sources: Sequence[str], limit: int | None, model: str,
+           prompt_hash: str, config: ExtractConfig) -> str:
+    key = json.dumps([domain, list(sources), limit, model, prompt_hash,
+                      config.model_dump(mode="json")], sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+class BuildJob:
+    """Extract triples from `chunks` with the platform's chat model into a domain graph."""
+
+    def __init__(self, platform: Platform, domain: str, chunks: Sequence[Chunk],
+                 source_names: Sequence[str], *, limit: int | None = None,
+                 config: ExtractConfig | None = None, load_skipped: int = 0,
+                 command: str = "") -> None:
+        self.p = platform
+        self.domain = domain
+        self.chunks = list(chunks)
+        self.extractor = TripleExtractor(platform.chat_model, domain, config or ExtractConfig())
+        model = platform.settings.model.chat
+        digest = self.extractor.prompt_digest()
+        jid = job_id(domain, source_names, limit, model, digest, self.extractor.config)
+        self.dir = platform.settings.home / "jobs" / domain / jid
+        self.dir.mkdir(parents=True, exist_ok=True)
+        old = self._load_record()
+        self.record = old or JobRecord(
+            id=jid, domain=domain, sources=list(source_names), limit=limit, model=model,
+            model_sha256=_model_sha(platform, model), prompt_hash=digest,
+            config=self.extractor.config.model_dump(mode="json"), command=command,
+            git_revision=_git_revision(), started=_now(),
+            records_total=len({c.document_id for c in self.chunks}),
+            load_skipped_lines=load_skipped)
+        self.writer = GraphWriter(platform.store, platform.embedder, domain)
+
+    @property
+    def extractions(self) -> Path:
+        return self.dir / "extractions.jsonl"
+
+    # ------------------------------------------------------------------ run
+    def run(self, progress: bool = True) -> JobRecord:
+        done = self._replay_saved()
+        todo = [c for c in self.chunks if c.id not in done]
+        self.record.status = "running"
+        self._save()
+        bar = tqdm(total=len(self.chunks), initial=len(self.chunks) - len(todo), unit="chunk",
+                   desc=f"build {self.domain}", disable=not progress, dynamic_ncols=True)
+        try:
+            for batch in self.extractor.batches(todo):
+                result = self.extractor.extract_batch(batch)
+                self._append(batch, result)
+                self._account(result)
+                self._write(batch, result)
+                bar.update(len(batch))
+                bar.set_postfix(triples=self.record.triples, failed=self.record.records_failed)
+                self._save()
+        except (KeyboardInterrupt, Neo4jUnavailable):
+            self.record.status = "interrupted"
+            self._save(mirror=False)
+            raise
+        finally:
+            bar.close()
+        self.record.status = "done"
+        self._save()
+        return self.record
+
+    def _replay_saved(self) -> set[str]:
+        """Re-send saved batches to Neo4j (idempotent) and return the chunk ids done."""
+        if not self.extractions.is_file():
+            return set()
+        by_id = {c.id: c for c in self.chunks}
+        done: set[str] = set()
+        with self.extractions.open(encoding="utf-8") as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        for entry in tqdm(lines, desc="re-sending saved batches", unit="batch", leave=False,
+                          disable=None):
+            batch = [by_id[i] for i in entry["chunk_ids"] if i in by_id]
+            triples = [Triple(**t) for t in entry["triples"]]
+            self._write_rows(batch, triples, WriteReport(self.domain))
+            done.update(entry["chunk_ids"])
+        return done
+
+    # ------------------------------------------------------------------ internals
+    def _append(self, batch: Sequence[Chunk], result: ExtractionResult) -> None:
+        entry = {
+            "chunk_ids": [c.id for c in batch],
+            "triples": [vars(t) for t in result.all_triples()],
+            "failures": [{"record_ids": list(f.record_ids), "error": f.error,
+                          "raw_reply": f.raw_reply} for f in result.failures],
+        }
+        with self.extractions.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def _account(self, result: ExtractionResult) -> None:
+        r, s = self.record, result.stats
+        r.records_done += s.records + s.failed_records
+        r.records_failed += s.failed_records
+        r.triples += s.triples
+        r.triples_rejected += sum(s.rejected.values())
+        r.triples_capped += s.capped
+        r.llm_calls += s.calls
+        r.retries += s.retries
+        r.prompt_tokens += s.prompt_tokens
+        r.completion_tokens += s.completion_tokens
+        r.seconds_extract += s.seconds
+        r.failures.extend(JobFailure(record_ids=list(f.record_ids), error=f.error,
+                                     raw_reply=f.raw_reply[:300]) for f in result.failures)
+
+    def _write(self, batch: Sequence[Chunk], result: ExtractionResult) -> None:
+        report = WriteReport(self.domain)
+        start = time.perf_counter()
+        self._write_rows(batch, list(result.all_triples()), report)
+        self.record.seconds_write += time.perf_counter() - start
+        self.record.nodes_created += report.nodes_created
+        self.record.relationships_created += report.relationships_created
+
+    def _write_rows(self, batch: Sequence[Chunk], triples: Sequence[Triple],
+                    report: WriteReport) -> None:
+        with_facts = {t.record_id for t in triples}
+        chunks = [chunk_row(c) for c in batch if c.id in with_facts]
+        self.writer.write(chunks, entity_rows(triples), fact_rows(triples), report)
+
+    def _load_record(self) -> JobRecord | None:
+        path = self.dir / "job.json"
+        return JobRecord.model_validate_json(path.read_text()) if path.is_file() else None
+
+    def _save(self, mirror: bool = True) -> None:
+        self.record.updated = _now()
+        path = self.dir / "job.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.record.model_dump_json(indent=2))
+        tmp.replace(path)
+        if mirror:
+            self.p.store.run("kg/merge_job", {"job": job_properties(self.record)})
+
+
+def chunk_row(c: Chunk) -> dict[str, Any]:
+    return {"id": c.id, "doc": c.document_id, "text": c.text, "source": c.source,
+            "title": c.title, "line": c.line}
+
+
+def entity_rows(triples: Iterable[Triple]) -> list[dict[str, Any]]:
+    """One row per entity key: the first display name seen, other spellings as aliases."""
+    names: dict[str, str] = {}
+    aliases: dict[str, set[str]] = {}
+    for t in triples:
+        for key, name in ((t.head_key, t.head), (t.tail_key, t.tail)):
+            names.setdefault(key, name)
+            if name != names[key]:
+                aliases.setdefault(key, set()).add(name)
+    return [{"key": k, "name": n, "aliases": sorted(aliases.get(k, ()))}
+            for k, n in names.items()]
+
+
+def fact_rows(triples: Iterable[Triple]) -> list[dict[str, Any]]:
+    """One row per (head, relation, tail) with all its source chunks."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for t in triples:
+        row = rows.setdefault((t.head_key, t.relation, t.tail_key), {
+            "h": t.head_key, "r": t.relation, "t": t.tail_key, "k": t.kind, "chunks": [],
+            "conf": t.confidence})
+        if t.record_id not in row["chunks"]:
+            row["chunks"].append(t.record_id)
+        row["conf"] = max(row["conf"], t.confidence)
+    return list(rows.values())
+
+
+def job_properties(r: JobRecord) -> dict[str, Any]:
+    """Flat properties for the (:BuildJob) node (Neo4j stores no nested maps)."""
+    return {
+        "id": r.id, "domain": r.domain, "status": r.status, "model": r.model,
+        "prompt_hash": r.prompt_hash, "sources": r.sources, "records_total": r.records_total,
+        "records_done": r.records_done, "records_failed": r.records_failed,
+        "triples": r.triples, "started": r.started, "updated": r.updated,
+        "seconds_extract": r.seconds_extract, "record_json": r.model_dump_json(),
+    }
+
+
+def list_jobs(home: Path, domain: str | None = None) -> list[JobRecord]:
+    base = home / "jobs"
+    pattern = f"{domain}/*/job.json" if domain else "*/*/job.json"
+    jobs = [JobRecord.model_validate_json(p.read_text()) for p in base.glob(pattern)]
+    return sorted(jobs, key=lambda j: j.updated, reverse=True)
+
+
+def export_meta(p: Platform, domain: str) -> dict[str, Any]:
+    """What an export records about how its graph was built (latest finished job)."""
+    jobs = [j for j in list_jobs(p.settings.home, domain) if j.status == "done"]
+    meta: dict[str, Any] = {"exported": _now(), "git_revision": _git_revision(),
+                            "embedding_model": p.settings.embedding.model}
+    if jobs:
+        j = jobs[0]
+        meta.update(model=j.model, model_sha256=j.model_sha256, prompt_hash=j.prompt_hash,
+                    command=j.command, sources=j.sources, limit=j.limit, job_id=j.id,
+                    records=j.records_done, parse_failure_rate=round(j.parse_failure_rate, 4),
+                    records_per_minute=round(j.records_per_minute, 2))
+    return meta
+
+
+def _model_sha(p: Platform, name: str) -> str | None:
+    from kgrag.models import REGISTRY
+
+    spec = REGISTRY.get(name)
+    return spec.sha256 if spec else None
+
+
+def _git_revision() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,  # noqa: S607
+                             capture_output=True, text=True, timeout=5)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def ensure_domain_built(p: Platform, domain: str) -> None:
+    """Raise a clear error when a domain has no graph (used by KG methods)."""
+    rows = p.store.read("kg/stats", {"domain": domain})
+    if not rows or rows[0]["entities"] == 0:
+        raise KgragError(f"the {domain!r} graph is empty or not built",
+                         hint=f"run `kgrag build --domain {domain}` or "
+                         f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")
