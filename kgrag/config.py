@@ -24,6 +24,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from metakg.config import MetaKGConfig
+
 
 def _default_data_dir() -> Path:
     # The shared datasets sit beside the project checkout: <checkout>/../shared/data.
@@ -99,6 +101,7 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    metakg: MetaKGConfig = Field(default_factory=MetaKGConfig)
 
     @classmethod
     def settings_customise_sources(
