@@ -1,0 +1,203 @@
+"""Reading answers out of model replies: option letters and chain-of-thought answers.
+
+Parsing is conservative: a reply that names no option, or several, parses to `None`,
+which the scorer counts as a Fail (the MetaKGRAG tables' "fail" column), never as a guess.
+
+>>> parse_choice("So the answer is: C", "ABCDE")
+'C'
+>>> parse_choice("A or B, hard to say", "ABCD") is None
+True
+>>> extract_answer("Paris is in France.\\nSo the answer is: Paris.")
+'Paris'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eval.normalize import normalize_answer
+from kgrag.types import Question
+
+# "The (correct|final) answer is", "Answer:", "the best option would be", "I choose".
+_STATEMENT = re.compile(
+    r"(?:\b(?:(?:correct|final|best|right)\s+)?(?:answer|option|choice)"
+    r"(?:\s*(?:\bis\b|\bwould\s+be\b|\bshould\s+be\b|\bmust\s+be\b|\bwill\s+be\b|[:=]))+"
+    r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+)(?:choose|chose|pick|select|go\s+with))"
+    r"\s*(?:(?:option|choice|letter)\b\s*)?",
+    re.IGNORECASE,
+)
+# "B is correct", "(C) is the best answer", "Option D would be the most likely".
+_VERDICT = re.compile(
+    r"(?<![\w'])[(\[]?(?P<core>[A-Z0-9]{1,2})[)\]]?\s+(?i:is|would\s+be|seems\s+to\s+be)\s+"
+    r"(?i:the\s+)?(?i:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
+)
+# A label as written: "(B)", "B.", "b)", "[C]", "'B'", "B"...
+_TOKEN = re.compile(r"(?P<open>[(\[\"']?)(?P<core>[^\s()\[\].,:;!?'\"]+)(?P<close>[)\]\"']?)"
+                    r"(?P<after>[.,:;!?)]*)")
+# "A or B", "A and C", "A/B", "A, C": hedging between options.
+_CONJUNCTION = re.compile(r"\s*(?:or|and|/|,|&)\s*", re.IGNORECASE)
+_ANSWER_MARKER = re.compile(
+    r"\b(?:so\s+)?(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\b\s*(?:is\b|:)\s*:?",
+    re.IGNORECASE,
+)
+_EDGE_JUNK = "*_`\"' \t"
+_WORD_LABELS = frozenset({"A", "I"})  # labels that are also English words
+_CONNECTIVE = re.compile(r"\s+(?:because|since|as|is|was|seems|would|should|-|\u2013|\u2014)"
+                         r"(?:\s|$)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    label: str
+    end: int  # just after the label and its closing bracket (before trailing punctuation)
+    marked: bool  # bracketed, followed by punctuation, or the last thing in the text
+
+
+def _label_at(text: str, pos: int, labels: Sequence[str]) -> _Hit | None:
+    """The option label written at `pos`, or None.
+
+    A lower-case label counts only when marked ("(b)", "b.", "b" at the end), so the
+    article in "the answer is a farm house" is not read as option A.
+    """
+    m = _TOKEN.match(text, pos)
+    if m is None:
+        return None
+    marked = bool(m["open"] or m["close"] or m["after"]) or not text[m.end():].strip()
+    if m["core"] in labels:
+        return _Hit(m["core"], m.end("close"), marked)
+    if marked and m["core"].upper() in labels:
+        return _Hit(m["core"].upper(), m.end("close"), marked)
+    return None
+
+
+def _also_named(text: str, hit: _Hit, labels: Sequence[str]) -> set[str]:
+    """The labels a hedge right after a label adds ("B or C" -> {"C"})."""
+    m = _CONJUNCTION.match(text, hit.end)
+    other = _label_at(text, m.end(), labels) if m else None
+    return {other.label} if other and other.label in labels else set()
+
+
+def _plausible(text: str, hit: _Hit, labels: Sequence[str], texts: Sequence[str] | None) -> bool:
+    """False when an unmarked "A" (or "I") reads as the English word, as in "A farm house".
+
+    It stays a label when a connective follows ("A because ...") or its own option text.
+    """
+    if hit.marked or hit.label not in _WORD_LABELS:
+        return True
+    rest = text[hit.end:]
+    if _CONNECTIVE.match(rest):
+        return True
+    if texts is None:
+        return False
+    option = normalize_answer(texts[list(labels).index(hit.label)])
+    return bool(option) and (normalize_answer(rest) + " ").startswith(option + " ")
+
+
+def _from_statements(text: str, labels: Sequence[str], texts: Sequence[str] | None) -> set[str]:
+    """The label(s) of the last explicit answer statement (models revise themselves)."""
+    found: list[tuple[int, set[str]]] = []
+    for m in _STATEMENT.finditer(text):
+        hit = _label_at(text, m.end(), labels)
+        if hit is not None and _plausible(text, hit, labels, texts):
+            found.append((m.start(), {hit.label} | _also_named(text, hit, labels)))
+    found += [(m.start(), {m["core"]}) for m in _VERDICT.finditer(text) if m["core"] in labels]
+    return max(found, key=lambda f: f[0])[1] if found else set()
+
+
+def _from_line_starts(text: str, labels: Sequence[str], texts: Sequence[str] | None) -> set[str]:
+    """Labels opening the reply ("B", "B.", "(B) text") or another line ("C", "D) ...").
+
+    Several different ones (an enumeration of the options, a changed mind) make the
+    reply ambiguous. A bare "A" opening the reply may be the article: it counts only
+    when that option's text or a connective follows (see `_plausible`).
+    """
+    lines = [ln.strip(_EDGE_JUNK) for ln in text.splitlines() if ln.strip(_EDGE_JUNK)]
+    found: set[str] = set()
+    for i, line in enumerate(lines):
+        hit = _label_at(line, 0, labels)
+        # Only the reply's first line may open with an unmarked label ("B because ...").
+        if hit is not None and (hit.marked or (i == 0 and _plausible(line, hit, labels, texts))):
+            found |= {hit.label} | _also_named(line, hit, labels)
+    return found
+
+
+def _from_option_text(text: str, labels: Sequence[str], texts: Sequence[str]) -> set[str]:
+    """Options whose whole text appears in the reply, minus those inside a longer match."""
+    reply = f" {normalize_answer(text)} "
+    options = {label: normalize_answer(t) for label, t in zip(labels, texts, strict=True)}
+    hits = {label: t for label, t in options.items() if t and f" {t} " in reply}
+    return {label for label, t in hits.items()
+            if not any(t != u and f" {t} " in f" {u} " for u in hits.values())}
+
+
+def parse_choice(reply: str, labels: Sequence[str],
+                 texts: Sequence[str] | None = None) -> str | None:
+    """The option label a reply chose, or None when it names none or several (a Fail).
+
+    Tried in order, the first that finds something decides: an explicit statement
+    ("Answer: B", "The answer is B because", "So the answer is: (C)", "E is correct"; the
+    last one wins), labels opening the reply ("B", "B.", "(B) text") or a line ("C"), then
+    - when `texts` are given - the one option whose whole text the reply contains. More
+    than one label found by the deciding step (a hedge, an enumeration) gives None.
+
+    >>> parse_choice("(B) record albums", ["A", "B", "C"])
+    'B'
+    >>> parse_choice("I'd say countryside.", "ABC", ["midwest", "countryside", "estate"])
+    'B'
+    >>> parse_choice("Either midwest or estate.", "ABC", ["midwest", "countryside", "estate"])
+    """
+    labels = [str(label) for label in labels]
+    if texts is not None and len(texts) != len(labels):
+        raise ValueError(f"{len(labels)} labels but {len(texts)} option texts")
+    text = reply.replace("**", "").replace("__", "").strip()
+    if not text:
+        return None
+    stages = [lambda: _from_statements(text, labels, texts),
+              lambda: _from_line_starts(text, labels, texts)]
+    if texts is not None:
+        stages.append(lambda: _from_option_text(text, labels, texts))
+    for stage in stages:
+        found = stage()
+        if found:
+            return found.pop() if len(found) == 1 else None
+    return None
+
+
+def parse_question_choice(reply: str, question: Question) -> str | None:
+    """`parse_choice` with the labels and option texts of a multiple-choice question.
+
+    >>> from kgrag.types import Choice
+    >>> q = Question(id="1", text="?", choices=[Choice(label="A", text="oven"),
+    ...              Choice(label="B", text="fridge")])
+    >>> parse_question_choice("In the fridge.", q)
+    'B'
+    """
+    if not question.choices:
+        raise ValueError(f"question {question.id} has no options")
+    return parse_choice(reply, [c.label for c in question.choices],
+                        [c.text for c in question.choices])
+
+
+def extract_answer(text: str) -> str:
+    """The short answer of a reply: what follows the last "So the answer is"/"Answer:".
+
+    Takes the rest of that line (or the next non-empty line when the marker ends its
+    line), without surrounding markdown, quotes and a final full stop. Without a marker
+    the whole reply, stripped, is the answer.
+
+    >>> extract_answer("Answer: **Greenwich Village, New York City**")
+    'Greenwich Village, New York City'
+    >>> extract_answer("  Sonnac ")
+    'Sonnac'
+    """
+    markers = list(_ANSWER_MARKER.finditer(text))
+    if not markers:
+        return text.strip()
+    rest = text[markers[-1].end():]
+    line = next((ln for ln in rest.splitlines() if ln.strip(_EDGE_JUNK)), "")
+    answer = line.strip(_EDGE_JUNK)
+    if answer.endswith(".") and not answer.endswith(".."):
+        answer = answer[:-1].rstrip(_EDGE_JUNK)
+    return answer
