@@ -1,0 +1,178 @@
+"""The four built-in domains' knowledge-source files and their row formats.
+
+Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_source`,
+`*_corpus`, `medmcqa_dev` and the Wikipedia passages), never evaluation questions.
+
+>>> [s.path.name for s in builtin_sources("medical", Path("../shared/data"))]
+['medmcqa_dev.jsonl', 'medquad_corpus.jsonl.gz']
+>>> chunks, report = load(builtin_sources("commonsense", Path("../shared/data"))[0])
+>>> chunks[0].id, report.skipped
+('commonsense:csqa_train:075e483d21c29a511267ef62bedc0461', 0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kg_builder.normalize import collapse, content_words
+from kg_builder.sources import Chunk, JsonlSource, RowContext, RowParser, parse_passage
+from kgrag.errors import KgragError
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _CsqaChoice(_Row):
+    label: str
+    text: str
+
+
+class _CsqaQuestion(_Row):
+    stem: str
+    question_concept: str = ""
+    choices: list[_CsqaChoice]
+
+
+class _CsqaRow(_Row):
+    id: str
+    answer_key: str = Field(alias="answerKey")
+    question: _CsqaQuestion
+
+
+def parse_csqa(row: Any, ctx: RowContext) -> list[Chunk]:
+    """CommonsenseQA: the question and its correct choice as a statement-like text."""
+    r = _CsqaRow.model_validate(row)
+    answer = next((c.text for c in r.question.choices if c.label == r.answer_key), None)
+    if answer is None:
+        raise ValueError(f"answerKey {r.answer_key!r} is not one of the choices")
+    concept = r.question.question_concept
+    return ctx.chunks(ctx.document_id(r.id), f"Question: {collapse(r.question.stem)}\n"
+                      f"Answer: {answer}", focus=concept,
+                      meta={"question_concept": concept, "answer": answer})
+
+
+class _MedMcqaRow(_Row):
+    id: str
+    question: str
+    opa: str
+    opb: str
+    opc: str
+    opd: str
+    cop: int = Field(ge=1, le=4)  # 1-based correct option
+    exp: str | None = None
+    subject_name: str | None = None
+    topic_name: str | None = None
+
+
+def parse_medmcqa(row: Any, ctx: RowContext) -> list[Chunk]:
+    """MedMCQA: question + correct option (+ the expert explanation when there is one)."""
+    r = _MedMcqaRow.model_validate(row)
+    answer = (r.opa, r.opb, r.opc, r.opd)[r.cop - 1]
+    head = f"Question: {collapse(r.question)}\nAnswer: {collapse(answer)}"
+    body = f"Explanation: {collapse(r.exp)}" if r.exp and r.exp.strip() else ""
+    meta = {k: v for k, v in (("subject", r.subject_name), ("topic", r.topic_name)) if v}
+    return ctx.chunks(ctx.document_id(r.id), head, body, focus=r.topic_name or "", meta=meta)
+
+
+# GARD "symptoms" answers (2,072 of them) wrap their symptom list in ~1,000 characters of
+# boilerplate about the Human Phenotype Ontology; extracting from it wastes a call per
+# record and yields triples about the HPO, not the disease. The list itself is kept.
+_MEDQUAD_BOILERPLATE = (
+    re.compile(r"The Human Phenotype Ontology \(HPO\) has collected information on how often"
+               r".*?In these cases, the sign or symptom may be rare or common\."),
+    re.compile(r"The Human Phenotype Ontology provides the following list of signs and "
+               r"symptoms for .+?\. If the information is available, the table below includes"
+               r" how often the symptom is seen in people with this condition\. You can use "
+               r"the MedlinePlus Medical Dictionary to look up the definitions for these "
+               r"medical terms\."),
+    re.compile(r"Signs and Symptoms Approximate number of patients \(when available\)"),
+)
+
+
+class _MedQuadRow(_Row):
+    question: str
+    answer: str
+    focus: str | None = None
+    qtype: str = ""
+    url: str = ""
+
+
+def parse_medquad(row: Any, ctx: RowContext) -> list[Chunk]:
+    """MedQuAD: question + answer (boilerplate removed), long answers split. Ids use the
+    line number, because `qid` repeats across the NIH sub-collections (even within one)."""
+    r = _MedQuadRow.model_validate(row)
+    answer = collapse(r.answer)
+    for pattern in _MEDQUAD_BOILERPLATE:
+        answer = pattern.sub(" ", answer)
+    answer = collapse(answer)
+    if not answer:
+        raise ValueError("empty answer")
+    meta = {k: v for k, v in (("qtype", r.qtype), ("url", r.url)) if v}
+    return ctx.chunks(ctx.document_id(None), f"Question: {collapse(r.question)}",
+                      f"Answer: {answer}", focus=r.focus or "", meta=meta)
+
+
+class _LawRow(_Row):
+    id: str
+    question: str
+    options: dict[str, str]
+    answer: str
+
+
+def parse_mmlu_law(row: Any, ctx: RowContext) -> list[Chunk]:
+    """MMLU professional law: the fact pattern and the correct answer text (kept whole)."""
+    r = _LawRow.model_validate(row)
+    if r.answer not in r.options:
+        raise ValueError(f"answer {r.answer!r} is not one of the options")
+    head = f"Question: {collapse(r.question)}\nAnswer: {collapse(r.options[r.answer])}"
+    return ctx.chunks(ctx.document_id(r.id), head)
+
+# ------------------------------------------------------------------ what to read
+_BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
+    "commonsense": (("commonsense/csqa_train.jsonl", parse_csqa),),
+    "medical": (("medical/medmcqa_dev.jsonl", parse_medmcqa),
+                ("medical/medquad_corpus.jsonl.gz", parse_medquad)),
+    "legal": (("legal/mmlu_professional_law_kg_source.jsonl", parse_mmlu_law),),
+    "wikipedia": (("wikipedia/wiki_passages.jsonl.gz", parse_passage),),
+}
+
+
+def builtin_domains() -> tuple[str, ...]:
+    return tuple(_BUILTIN)
+
+
+def builtin_sources(domain: str, data_dir: Path, *, max_chars: int | None = 1000
+                    ) -> list[JsonlSource]:
+    """The knowledge-source files of a built-in domain (never its evaluation files)."""
+    if domain not in _BUILTIN:
+        raise KgragError(f"{domain!r} is not a built-in domain ({', '.join(_BUILTIN)})",
+                         hint="build a user domain from your own files instead")
+    sources = [JsonlSource(domain, data_dir / rel, parser, max_chars)
+               for rel, parser in _BUILTIN[domain]]
+    for s in sources:
+        if not s.path.is_file():
+            raise KgragError(f"knowledge source {s.path} not found",
+                             hint="the data folder is ../shared/data from the project root")
+    return sources
+
+def select_commonsense(chunks: Iterable[Chunk], concept_words: set[str]) -> list[Chunk]:
+    """CommonsenseQA chunks whose question_concept or answer shares a word with
+    `concept_words` (compared as lower-case singular content words, stopwords ignored).
+
+    >>> [c.meta["answer"] for c in select_commonsense(chunks, {"Foxes"})]
+    ['forest']
+    """
+    wanted = set().union(*(content_words(w) for w in concept_words)) if concept_words else set()
+    selected = []
+    for c in chunks:
+        words = content_words(c.meta.get("question_concept", "")) | content_words(
+            c.meta.get("answer", ""))
+        if words & wanted:
+            selected.append(c)
+    return selected

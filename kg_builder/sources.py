@@ -1,0 +1,285 @@
+"""Source files → typed `Chunk`s: the reading machinery, and user files.
+
+The four built-in domains' files and their row formats are in `kg_builder.corpora`;
+user files (JSONL with `text`, Markdown, plain text) are read by `user_source`. Each
+record becomes one chunk, or several when its long part (an answer, an explanation, a
+passage, a paragraph) is split at sentence boundaries; a record's question is repeated
+in every piece so each chunk can be read alone.
+
+Ids are stable across runs: `<domain>:<source stem>:<record id | L<line>>[:<piece>]`,
+the piece number only when a record was split. A broken line is logged, counted in the
+`LoadReport` and skipped; it never stops a load.
+
+>>> chunks, report = load(user_source(Path("notes.md"), "my-notes"))
+>>> chunks[0].id, report.skipped
+('my-notes:notes:L3', 0)
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kg_builder.chunking import paragraphs, split_sentences
+from kg_builder.normalize import collapse
+from kgrag.errors import KgragError
+
+log = logging.getLogger(__name__)
+
+_DOMAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SUFFIXES = (".gz", ".jsonl", ".json", ".md", ".markdown", ".txt", ".text")
+
+
+class Chunk(BaseModel):
+    """One unit of source text for extraction: a whole record or one piece of it.
+
+    `document_id` names the record (a CommonsenseQA question, a MedQuAD answer, a user
+    file); `line` is where the record starts in `source`, for people to look it up.
+
+    >>> Chunk(id="legal:law:L3", domain="legal", document_id="legal:law:L3",
+    ...       text="Question: … Answer: …", source="law.jsonl", line=3).piece
+    0
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    domain: str
+    document_id: str
+    text: str
+    source: str  # file name, e.g. "csqa_train.jsonl"
+    line: int  # 1-based line of the record in `source`
+    piece: int = 0  # index of this piece within its record (0 when not split)
+    title: str = ""  # passage title or Markdown heading
+    focus: str = ""  # the record's core concept (CSQA question_concept, MedQuAD focus)
+    meta: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadIssue:
+    source: str
+    line: int
+    error: str
+
+
+@dataclass
+class LoadReport:
+    """What one source produced and what it skipped (with line numbers)."""
+
+    source: str
+    records: int = 0
+    chunks: int = 0
+    skipped: int = 0
+    issues: list[LoadIssue] = field(default_factory=list)
+
+    def skip(self, line: int, error: str) -> None:
+        log.warning("%s line %d skipped: %s", self.source, line, error)
+        self.skipped += 1
+        self.issues.append(LoadIssue(self.source, line, error[:300]))
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """Where a row comes from; builds its ids and pieces."""
+
+    domain: str
+    stem: str
+    source: str
+    line: int
+    max_chars: int | None
+
+    def document_id(self, record_id: str | None) -> str:
+        return f"{self.domain}:{self.stem}:{record_id if record_id else f'L{self.line}'}"
+
+    def chunks(self, doc_id: str, head: str, body: str = "", *, title: str = "",
+               focus: str = "", meta: dict[str, str] | None = None) -> list[Chunk]:
+        """`head` (kept whole, repeated in each piece) + `body` (split when long)."""
+        body = body.strip()
+        pieces = [body] if self.max_chars is None else split_sentences(body, self.max_chars)
+        texts = [f"{head}\n{p}".strip() for p in pieces] or [head.strip()]
+        many = len(texts) > 1
+        return [Chunk(id=f"{doc_id}:{i}" if many else doc_id, domain=self.domain,
+                      document_id=doc_id, text=t, source=self.source, line=self.line,
+                      piece=i, title=title, focus=focus, meta=meta or {})
+                for i, t in enumerate(texts)]
+
+
+RowParser = Callable[[Any, RowContext], list[Chunk]]
+
+
+class Source(Protocol):
+    """A file that yields chunks; problems go to the report, never raise per line."""
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def read(self, report: LoadReport) -> Iterator[Chunk]: ...
+
+
+def source_stem(path: Path) -> str:
+    """`csqa_train.jsonl` → `csqa_train`; `wiki_passages.jsonl.gz` → `wiki_passages`."""
+    name = path.name
+    while name.lower().endswith(_SUFFIXES):
+        name = name[: name.rfind(".")]
+    return name
+
+
+def _check_domain(domain: str) -> None:
+    if not _DOMAIN_NAME.match(domain):
+        raise KgragError(f"invalid domain name {domain!r}",
+                         hint="use letters, digits, '_', '-' or '.' (ids use ':' as separator)")
+
+
+@dataclass(frozen=True)
+class JsonlSource:
+    """A JSON Lines file (optionally gzipped) read row by row with a `RowParser`.
+
+    >>> src = JsonlSource("wikipedia", Path("wiki_passages.jsonl.gz"), parse_passage)
+    >>> report = LoadReport(src.name); chunks = list(src.read(report))
+    """
+
+    domain: str
+    path: Path
+    parser: RowParser
+    max_chars: int | None = 1000
+
+    def __post_init__(self) -> None:
+        _check_domain(self.domain)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def read(self, report: LoadReport) -> Iterator[Chunk]:
+        seen: set[str] = set()
+        stem = source_stem(self.path)
+        for number, row in _json_lines(self.path, report):
+            ctx = RowContext(self.domain, stem, self.path.name, number, self.max_chars)
+            try:
+                chunks = self.parser(row, ctx)
+            except (ValidationError, ValueError, TypeError, KeyError) as e:
+                report.skip(number, f"{type(e).__name__}: {collapse(str(e))}")
+                continue
+            if not chunks:
+                report.skip(number, "no text")
+                continue
+            if chunks[0].document_id in seen:
+                report.skip(number, f"duplicate record id {chunks[0].document_id}")
+                continue
+            seen.add(chunks[0].document_id)
+            report.records += 1
+            report.chunks += len(chunks)
+            yield from chunks
+
+
+def _open_binary(path: Path) -> Any:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
+def _decoded_lines(path: Path, report: LoadReport) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line; undecodable lines are reported and skipped."""
+    number = 0
+    try:
+        with _open_binary(path) as f:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    yield number, raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as e:
+                    report.skip(number, f"not UTF-8: {e}")
+    except (OSError, EOFError) as e:  # a truncated or corrupt gzip stream: stop here
+        report.skip(number + 1, f"unreadable from here on: {e}")
+
+
+def _json_lines(path: Path, report: LoadReport) -> Iterator[tuple[int, Any]]:
+    for number, text in _decoded_lines(path, report):
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as e:
+            report.skip(number, f"invalid JSON: {e}")
+
+# ------------------------------------------------------------------ user JSONL
+class _PassageRow(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str | int | None = None
+    title: str = ""
+    text: str
+
+
+def parse_passage(row: Any, ctx: RowContext) -> list[Chunk]:
+    """Wikipedia passages and user JSONL (`text`, optional `id` and `title`)."""
+    r = _PassageRow.model_validate(row)
+    if not r.text.strip():
+        raise ValueError("empty text")
+    record_id = None if r.id is None else collapse(str(r.id))
+    return ctx.chunks(ctx.document_id(record_id), "", collapse(r.text), title=r.title)
+
+
+# ------------------------------------------------------------------ plain text, Markdown
+@dataclass(frozen=True)
+class TextSource:
+    """A Markdown or plain-text file: one chunk per paragraph, long paragraphs split.
+
+    Chunk ids use the paragraph's first line; the document is the whole file.
+
+    >>> list(TextSource("notes", Path("notes.md")).read(LoadReport("notes.md")))[0].id
+    'notes:notes:L3'
+    """
+
+    domain: str
+    path: Path
+    markdown: bool = True
+    max_chars: int | None = 1000
+
+    def __post_init__(self) -> None:
+        _check_domain(self.domain)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def read(self, report: LoadReport) -> Iterator[Chunk]:
+        stem = source_stem(self.path)
+        doc_id = f"{self.domain}:{stem}"
+        for para in paragraphs(_decoded_lines(self.path, report), markdown=self.markdown):
+            ctx = RowContext(self.domain, stem, self.path.name, para.first_line, self.max_chars)
+            chunks = ctx.chunks(ctx.document_id(None), "", para.text, title=para.heading)
+            chunks = [c.model_copy(update={"document_id": doc_id}) for c in chunks]
+            report.records += 1
+            report.chunks += len(chunks)
+            yield from chunks
+
+def user_source(path: Path, domain: str, *, max_chars: int | None = 1000) -> Source:
+    """A user's file by its suffix: JSONL (`text`, optional `id`, `title`), Markdown, text."""
+    name = path.name.lower()
+    if not path.is_file():
+        raise KgragError(f"no such file: {path}")
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        return JsonlSource(domain, path, parse_passage, max_chars)
+    if name.endswith((".md", ".markdown")):
+        return TextSource(domain, path, markdown=True, max_chars=max_chars)
+    if name.endswith((".txt", ".text")):
+        return TextSource(domain, path, markdown=False, max_chars=max_chars)
+    raise KgragError(f"cannot read {path}: unknown file type",
+                     hint="give a .jsonl (with a 'text' field), .md or .txt file")
+
+def load(source: Source) -> tuple[list[Chunk], LoadReport]:
+    """Read a whole source into memory (fine for these sizes: ≤ 15k records)."""
+    report = LoadReport(source.name)
+    return list(source.read(report)), report

@@ -1,0 +1,277 @@
+"""Knowledge-source loaders: formats, stable ids, splitting, broken lines, selection."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_builder.chunking import paragraphs, split_sentences
+from kg_builder.corpora import (
+    builtin_sources,
+    parse_csqa,
+    parse_medmcqa,
+    parse_medquad,
+    parse_mmlu_law,
+    select_commonsense,
+)
+from kg_builder.sources import (
+    JsonlSource,
+    LoadReport,
+    load,
+    parse_passage,
+    source_stem,
+    user_source,
+)
+from kgrag.errors import KgragError
+from tests.conftest import DATA_DIR
+
+
+def write_jsonl(path: Path, rows: list[object | str]) -> Path:
+    """Rows as JSON lines; a str row is written verbatim (to make broken lines)."""
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
+    data = ("\n".join(lines) + "\n").encode()
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(data))
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def csqa_row(qid: str, stem: str, concept: str, answer: str, key: str = "B") -> dict:
+    choices = [{"label": "A", "text": "sea"}, {"label": key, "text": answer}]
+    return {"answerKey": key, "id": qid,
+            "question": {"question_concept": concept, "choices": choices, "stem": stem}}
+
+
+# ------------------------------------------------------------------ built-in formats
+def test_csqa_statement_text_ids_and_broken_lines(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "csqa_train.jsonl", [
+        csqa_row("q1", "Where  do foxes\nlive?", "fox", "forest"),
+        '{"answerKey": "A", "id": "broken"',  # line 2: cut-off JSON
+        "",  # line 3: blank, ignored silently
+        csqa_row("q2", "What is hot?", "heat", "fire") | {"answerKey": "C"},  # line 4
+        csqa_row("q3", "What do dogs chase?", "dogs", "cats"),  # line 5
+    ])
+    chunks, report = load(JsonlSource("commonsense", path, parse_csqa))
+    assert [c.id for c in chunks] == ["commonsense:csqa_train:q1", "commonsense:csqa_train:q3"]
+    assert chunks[0].text == "Question: Where do foxes live?\nAnswer: forest"
+    assert chunks[0].focus == "fox"
+    assert chunks[0].meta == {"question_concept": "fox", "answer": "forest"}
+    assert (chunks[0].line, chunks[1].line, chunks[0].source) == (1, 5, "csqa_train.jsonl")
+    assert (report.records, report.chunks, report.skipped) == (2, 2, 2)
+    assert [i.line for i in report.issues] == [2, 4]
+    assert "invalid JSON" in report.issues[0].error
+    assert "answerKey" in report.issues[1].error
+
+
+def test_ids_are_stable_across_runs(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "kb.jsonl", [{"text": "A fox lives in a forest."},
+                                               {"id": 7, "text": "Cats chase mice."}])
+    first, _ = load(user_source(path, "notes"))
+    second, _ = load(user_source(path, "notes"))
+    assert [c.id for c in first] == [c.id for c in second] == ["notes:kb:L1", "notes:kb:7"]
+    assert first == second
+
+
+def test_medmcqa_correct_option_and_optional_explanation(tmp_path: Path) -> None:
+    base = {"question": "Drug of choice for X?", "opa": "alpha", "opb": "beta", "opc": "gamma",
+            "opd": "delta", "subject_name": "Pharmacology", "topic_name": None}
+    path = write_jsonl(tmp_path / "medmcqa_dev.jsonl", [
+        base | {"id": "m1", "cop": 3, "exp": None},
+        base | {"id": "m2", "cop": 1, "exp": "Alpha is preferred because it works."},
+        base | {"id": "m3", "cop": 5, "exp": None},  # no fifth option
+    ])
+    chunks, report = load(JsonlSource("medical", path, parse_medmcqa))
+    assert chunks[0].text == "Question: Drug of choice for X?\nAnswer: gamma"
+    assert chunks[1].text.endswith("Answer: alpha\nExplanation: Alpha is preferred because "
+                                   "it works.")
+    assert chunks[0].meta == {"subject": "Pharmacology"}
+    assert report.skipped == 1 and report.issues[0].line == 3
+
+
+def test_medquad_long_answers_split_at_sentences_with_question_repeated(tmp_path: Path) -> None:
+    sentence = "Angina is chest pain caused by reduced blood flow to the heart muscle. "
+    long_answer = sentence * 40  # ~2,800 characters
+    row = {"qid": "0000004-1", "question": "What is angina ?", "answer": long_answer,
+           "focus": "Angina", "qtype": "information", "url": "u"}
+    path = write_jsonl(tmp_path / "medquad_corpus.jsonl.gz",
+                       [row, row | {"answer": "Short answer."}])  # same qid twice
+    chunks, report = load(JsonlSource("medical", path, parse_medquad, max_chars=1000))
+    pieces = [c for c in chunks if c.line == 1]
+    assert len(pieces) == 3
+    assert [c.id for c in pieces] == [f"medical:medquad_corpus:L1:{i}" for i in range(3)]
+    assert {c.document_id for c in pieces} == {"medical:medquad_corpus:L1"}
+    for c in pieces:
+        assert c.text.startswith("Question: What is angina ?\n")
+        body = c.text.split("\n", 1)[1]
+        assert len(body) <= 1000 and body.rstrip().endswith(".")  # whole sentences
+    assert chunks[-1].id == "medical:medquad_corpus:L2"  # qid repeats; line ids do not
+    assert chunks[-1].text == "Question: What is angina ?\nAnswer: Short answer."
+    assert report.records == 2 and report.chunks == 4
+
+
+def test_medquad_hpo_boilerplate_is_removed_and_the_symptom_list_kept(tmp_path: Path) -> None:
+    answer = ("What are the signs and symptoms of X? The Human Phenotype Ontology provides the "
+              "following list of signs and symptoms for X. If the information is available, "
+              "the table below includes how often the symptom is seen in people with this "
+              "condition. You can use the MedlinePlus Medical Dictionary to look up the "
+              "definitions for these medical terms. Signs and Symptoms Approximate number of "
+              "patients (when available) Albinism - Hearing impairment - The Human Phenotype "
+              "Ontology (HPO) has collected information on how often a sign or symptom occurs "
+              "in a condition. Much of this ... In these cases, the sign or symptom may be rare "
+              "or common.")
+    path = write_jsonl(tmp_path / "medquad.jsonl", [{"question": "Symptoms of X?",
+                                                     "answer": answer}])
+    chunks, _ = load(JsonlSource("medical", path, parse_medquad))
+    assert chunks[0].text == ("Question: Symptoms of X?\nAnswer: What are the signs and "
+                              "symptoms of X? Albinism - Hearing impairment -")
+
+
+def test_mmlu_law_uses_the_correct_answer_text(tmp_path: Path) -> None:
+    options = {"A": "admissible", "B": "inadmissible, because it is hearsay"}
+    path = write_jsonl(tmp_path / "law.jsonl", [
+        {"id": "professional_law_test-2", "question": "Is it admissible?", "options": options,
+         "answer": "B"},
+        {"id": "professional_law_test-3", "question": "?", "options": options, "answer": "E"},
+    ])
+    chunks, report = load(JsonlSource("legal", path, parse_mmlu_law))
+    assert len(chunks) == 1 and chunks[0].id == "legal:law:professional_law_test-2"
+    assert chunks[0].text.endswith("Answer: inadmissible, because it is hearsay")
+    assert report.issues[0].line == 2 and "not one of the options" in report.issues[0].error
+
+
+def test_wikipedia_passages_keep_titles(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "wiki_passages.jsonl.gz", [
+        {"id": "p0", "title": "Shirley Temple", "text": "Shirley Temple was an actress.",
+         "sources": ["x"]}])
+    chunks, _ = load(JsonlSource("wikipedia", path, parse_passage))
+    assert chunks[0].id == "wikipedia:wiki_passages:p0"
+    assert (chunks[0].title, chunks[0].text) == ("Shirley Temple",
+                                                  "Shirley Temple was an actress.")
+
+
+def test_truncated_gzip_is_reported_not_fatal(tmp_path: Path) -> None:
+    rows = [{"id": f"p{i}", "text": f"Passage number {i} " * 20} for i in range(200)]
+    data = gzip.compress(("\n".join(json.dumps(r) for r in rows) + "\n").encode())
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(data[: len(data) // 2])
+    chunks, report = load(JsonlSource("wikipedia", path, parse_passage))
+    assert 0 < len(chunks) < 200
+    assert report.skipped >= 1 and "unreadable" in report.issues[-1].error
+
+
+# ------------------------------------------------------------------ user sources
+def test_user_jsonl_ids_duplicates_and_empty_text(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "mine.jsonl", [
+        {"id": "a", "title": "Foxes", "text": "Foxes live in forests."},
+        {"id": "a", "text": "Duplicate id."},
+        {"text": "   "},
+        {"title": "no text"},
+        {"text": "Line-numbered record."},
+    ])
+    chunks, report = load(user_source(path, "notes"))
+    assert [c.id for c in chunks] == ["notes:mine:a", "notes:mine:L5"]
+    assert chunks[0].title == "Foxes"
+    assert [i.line for i in report.issues] == [2, 3, 4]
+    assert "duplicate" in report.issues[0].error
+
+
+def test_markdown_paragraphs_headings_and_long_paragraphs(tmp_path: Path) -> None:
+    long_para = " ".join(f"Sentence number {i} is here." for i in range(100))  # ~2,800 chars
+    path = tmp_path / "guide.md"
+    path.write_text(f"# Foxes\n\nFoxes live\nin forests.\n\n## Diet\n{long_para}\n\n\nEnd.\n")
+    chunks, report = load(user_source(path, "notes"))
+    assert chunks[0].id == "notes:guide:L3"
+    assert (chunks[0].text, chunks[0].title) == ("Foxes live in forests.", "Foxes")
+    diet = [c for c in chunks if c.line == 7]
+    assert len(diet) == 3 and diet[1].id == "notes:guide:L7:1"
+    assert all(len(c.text) <= 1000 and c.title == "Diet" for c in diet)
+    assert {c.document_id for c in chunks} == {"notes:guide"}
+    assert chunks[-1].text == "End." and chunks[-1].line == 10
+    assert report.records == 3 and report.chunks == 5
+
+
+def test_plain_text_has_no_headings_and_bad_bytes_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"# not a heading\nstill para one\n\xff\xfe broken\nend of one\n\nTwo.\n")
+    chunks, report = load(user_source(path, "notes"))
+    assert [c.text for c in chunks] == ["# not a heading still para one end of one", "Two."]
+    assert report.skipped == 1 and report.issues[0].line == 3
+
+
+def test_bad_names_and_types_are_user_errors(tmp_path: Path) -> None:
+    (tmp_path / "x.csv").write_text("a,b\n")
+    with pytest.raises(KgragError, match="unknown file type"):
+        user_source(tmp_path / "x.csv", "notes")
+    with pytest.raises(KgragError, match="no such file"):
+        user_source(tmp_path / "missing.md", "notes")
+    (tmp_path / "x.md").write_text("Hi.\n")
+    with pytest.raises(KgragError, match="invalid domain"):
+        user_source(tmp_path / "x.md", "bad:domain")
+    with pytest.raises(KgragError, match="not a built-in domain"):
+        builtin_sources("astrology", tmp_path)
+    with pytest.raises(KgragError, match="not found"):
+        builtin_sources("legal", tmp_path)
+
+
+def test_source_stem() -> None:
+    assert source_stem(Path("a/wiki_passages.jsonl.gz")) == "wiki_passages"
+    assert source_stem(Path("csqa_train.jsonl")) == "csqa_train"
+    assert source_stem(Path("v1.2.notes.md")) == "v1.2.notes"
+
+
+# ------------------------------------------------------------------ selection, chunking
+def test_select_commonsense_by_concept_or_answer_words(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "csqa_train.jsonl", [
+        csqa_row("q1", "Where do they live?", "foxes", "forest"),
+        csqa_row("q2", "What is cold?", "ice", "the north pole"),
+        csqa_row("q3", "What barks?", "sound", "dog"),
+    ])
+    chunks, _ = load(JsonlSource("commonsense", path, parse_csqa))
+    assert [c.id.rsplit(":", 1)[1] for c in select_commonsense(chunks, {"Fox"})] == ["q1"]
+    assert [c.id.rsplit(":", 1)[1] for c in select_commonsense(chunks, {"poles", "dogs"})
+            ] == ["q2", "q3"]
+    assert select_commonsense(chunks, {"the"}) == []  # stopwords are not concepts
+    assert select_commonsense(chunks, set()) == []
+
+
+def test_split_sentences_packs_whole_sentences_within_limit() -> None:
+    text = "One is first. Two is second! Three is third? Four e.g. four."
+    assert split_sentences(text, 30) == ["One is first. Two is second!", "Three is third?",
+                                         "Four e.g. four."]
+    assert split_sentences("short", 30) == ["short"]
+    assert split_sentences("   ", 30) == []
+    pieces = split_sentences("x" * 25 + " " + "y" * 50, 30)
+    assert all(len(p) <= 30 for p in pieces) and "".join(pieces) == "x" * 25 + "y" * 50
+
+
+def test_paragraph_numbering_survives_skipped_lines() -> None:
+    paras = paragraphs([(1, "a"), (3, "b"), (4, ""), (5, "c")], markdown=False)
+    assert [(p.first_line, p.text) for p in paras] == [(1, "a b"), (5, "c")]
+
+
+# ------------------------------------------------------------------ the real files
+@pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"shared data not present at {DATA_DIR}")
+@pytest.mark.parametrize(("domain", "first_ids"), [
+    ("commonsense", ["commonsense:csqa_train:075e483d21c29a511267ef62bedc0461"]),
+    ("medical", ["medical:medmcqa_dev:45258d3d-b974-44dd-a161-c3fccbdadd88",
+                 "medical:medquad_corpus:L1"]),
+    ("legal", ["legal:mmlu_professional_law_kg_source:professional_law_test-2"]),
+    ("wikipedia", ["wikipedia:wiki_passages:p0"]),
+])
+def test_real_knowledge_sources_first_records(domain: str, first_ids: list[str]) -> None:
+    sources = builtin_sources(domain, DATA_DIR)
+    assert not any("dev300" in s.path.name or "_val" in s.path.name for s in sources)
+    for source, expected in zip(sources, first_ids, strict=True):
+        report_chunks = []
+        report = LoadReport(source.name)
+        for chunk in source.read(report):
+            report_chunks.append(chunk)
+            if len(report_chunks) == 3:
+                break
+        assert report_chunks[0].id == expected
+        assert report_chunks[0].domain == domain and report_chunks[0].text
+        assert report.skipped == 0
