@@ -91,9 +91,11 @@ class JobRecord(BaseModel):
         return 60 * self.records_done / self.seconds_extract if self.seconds_extract else 0.0
 
 
-def job_id(domain: str, sources: Sequence[str], limit: int | None, model: str,
-           prompt_hash: str, config: ExtractConfig) -> str:
-    key = json.dumps([domain, list(sources), limit, model, prompt_hash,
+def job_id(domain: str, sources: Sequence[str], model: str, prompt_hash: str,
+           config: ExtractConfig) -> str:
+    """Same domain, sources, model, prompt and settings → same job. The record limit is not
+    part of it: a larger `--limit` resumes the same job and extracts only the new records."""
+    key = json.dumps([domain, list(sources), model, prompt_hash,
                       config.model_dump(mode="json")], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
@@ -111,10 +113,13 @@ class BuildJob:
         self.extractor = TripleExtractor(platform.chat_model, domain, config or ExtractConfig())
         model = platform.settings.model.chat
         digest = self.extractor.prompt_digest()
-        jid = job_id(domain, source_names, limit, model, digest, self.extractor.config)
+        jid = job_id(domain, source_names, model, digest, self.extractor.config)
         self.dir = platform.settings.home / "jobs" / domain / jid
         self.dir.mkdir(parents=True, exist_ok=True)
         old = self._load_record()
+        if old is not None:
+            old.limit, old.command = limit, command or old.command
+            old.records_total = len({c.document_id for c in self.chunks})
         self.record = old or JobRecord(
             id=jid, domain=domain, sources=list(source_names), limit=limit, model=model,
             model_sha256=_model_sha(platform, model), prompt_hash=digest,

@@ -222,6 +222,68 @@ def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
     run(p.store, console, facts, entities)
 
 
+# ---------------------------------------------------------------------- build
+@app.command()
+def build(
+    domain: Annotated[str, typer.Option(help="Domain graph to build (commonsense, medical, "
+                                              "legal, wikipedia, or your own name).")],
+    source: Annotated[list[Path] | None, typer.Option(
+        help="Your own .jsonl/.md/.txt file(s) instead of the built-in sources.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Records to extract (a larger limit "
+                                                   "later resumes the same job).")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        help="Use only the built-in sources whose name contains this text.")] = None,
+    all_records: Annotated[bool, typer.Option(help="commonsense: no dev-concept selection.")
+                           ] = False,
+    model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
+    status: Annotated[bool, typer.Option("--status", help="Show build jobs and exit.")] = False,
+) -> None:
+    """Extract triples from a domain's sources into its graph (resumable, idempotent)."""
+    from kg_builder.build import plan_build
+    from kg_builder.jobs import BuildJob, list_jobs
+
+    p = _platform(model)
+    if status:
+        _print_jobs(list_jobs(p.settings.home, None if domain == "all" else domain))
+        return
+    plan = plan_build(p, domain, source, limit, only=only or (), all_records=all_records)
+    console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
+                  f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
+                  f"({plan.selection}; {plan.skipped_lines} broken lines skipped)")
+    p.store.apply_schema()
+    job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit,
+                   load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]))
+    try:
+        record = job.run()
+    except KeyboardInterrupt:
+        err.print(f"interrupted; progress is saved in {job.dir}. Re-run the same command "
+                  "to resume.")
+        raise typer.Exit(130) from None
+    _print_jobs([record])
+
+
+def _platform(model: str | None = None) -> Platform:
+    from kgrag.config import load_settings
+
+    s = load_settings()
+    if model:
+        s.model = s.model.model_copy(update={"chat": model})
+    return Platform(s)
+
+
+def _print_jobs(jobs: list) -> None:
+    if not jobs:
+        console.print("no build jobs yet")
+        return
+    table = Table("job", "domain", "status", "records", "failed", "triples", "rec/min",
+                  "model", "updated")
+    for j in jobs:
+        table.add_row(j.id, j.domain, j.status, f"{j.records_done}/{j.records_total}",
+                      f"{j.records_failed} ({100 * j.parse_failure_rate:.1f}%)",
+                      str(j.triples), f"{j.records_per_minute:.1f}", j.model, j.updated)
+    console.print(table)
+
+
 # ---------------------------------------------------------------------- graph
 @graph_app.command("export")
 def graph_export(

@@ -1,0 +1,195 @@
+"""The evaluation runner: every method answers the same questions into one run directory.
+
+    <run dir>/config.json        resolved settings, git revision, model sha256, prompt and
+                                 Cypher digests, dataset, methods, n
+    <run dir>/predictions.jsonl  one line per (method, question), appended as answered
+    <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
+
+An interrupted run resumes by (method, question id). A run directory written by another
+code or model version is refused (say `--force` to mix knowingly, which is recorded).
+
+>>> run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+from tqdm import tqdm
+
+import cypher
+from eval.datasets import load_dataset
+from kgrag import __version__
+from kgrag.errors import KgragError
+from kgrag.types import Prediction, Question
+
+if TYPE_CHECKING:
+    from kgrag.platform import Platform
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class RunConfig(BaseModel):
+    """What produced a run; compared on resume so runs are never mixed silently."""
+
+    dataset: str
+    dataset_path: str
+    domain: str | None
+    methods: list[str]
+    n: int | None
+    model: str
+    model_backend: str
+    model_sha256: str | None
+    embedding_model: str
+    seed: int
+    kgrag_version: str
+    git_revision: str
+    prompts_digest: str
+    cypher_digest: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    forced_mix: list[str] = Field(default_factory=list)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for two sessions to write into one run."""
+        return {k: getattr(self, k) for k in
+                ("dataset_path", "domain", "model", "model_sha256", "prompts_digest",
+                 "cypher_digest", "seed")}
+
+
+class RunLine(BaseModel):
+    """One line of predictions.jsonl."""
+
+    question: Question
+    prediction: Prediction
+    runner_overhead_ms: float = 0.0
+
+
+def prompts_digest() -> str:
+    """sha256 over every prompt template file of the project."""
+    h = hashlib.sha256()
+    for path in sorted(ROOT.glob("*/prompts/*.txt")):
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | None,
+                 methods: Sequence[str], n: int | None) -> RunConfig:
+    from kg_builder.jobs import _git_revision  # one implementation of "which commit"
+    from kgrag.models import REGISTRY
+
+    s = p.settings
+    spec = REGISTRY.get(s.model.chat)
+    return RunConfig(
+        dataset=dataset, dataset_path=str(dataset_path), domain=domain, methods=list(methods),
+        n=n, model=s.model.chat, model_backend=s.model.backend,
+        model_sha256=spec.sha256 if spec else None, embedding_model=s.embedding.model,
+        seed=s.model.seed, kgrag_version=__version__, git_revision=_git_revision(),
+        prompts_digest=prompts_digest(), cypher_digest=cypher.digest(),
+        settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
+    )
+
+
+def done_pairs(path: Path) -> set[tuple[str, str]]:
+    """(method, question id) pairs already in predictions.jsonl (a torn last line is ignored)."""
+    done: set[tuple[str, str]] = set()
+    if not path.is_file():
+        return done
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                pred = json.loads(line)["prediction"]
+            except (json.JSONDecodeError, KeyError):
+                log.warning("%s:%d is not a complete prediction; it will be redone", path, n)
+                continue
+            done.add((pred["method"], pred["question_id"]))
+    return done
+
+
+def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "config.json"
+    if path.is_file():
+        old = RunConfig.model_validate_json(path.read_text())
+        diff = {k: (old.identity()[k], v) for k, v in config.identity().items()
+                if old.identity()[k] != v}
+        if diff and not force:
+            raise KgragError(
+                f"{out} was written by a different configuration: {diff}",
+                hint="use a new --out directory, or --force to mix them knowingly")
+        config.methods = sorted(set(old.methods) | set(config.methods))
+        config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
+    path.write_text(config.model_dump_json(indent=2))
+
+
+def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
+             out: Path, domain: str | None = None, force: bool = False,
+             progress: bool = True) -> Path:
+    """Answer the first `n` questions of `dataset` with each method into `out`."""
+    loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
+    if not loaded.questions:
+        raise KgragError(f"dataset {dataset!r} has no questions")
+    questions = loaded.questions
+    domain = domain or questions[0].domain
+    config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
+    prepare_run(out, config, force)
+    predictions = out / "predictions.jsonl"
+    done = done_pairs(predictions)
+    for name in methods:
+        method = p.method(name, domain)
+        todo = [q for q in questions if (name, q.id) not in done]
+        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q",
+                   desc=name, disable=not progress, dynamic_ncols=True)
+        with predictions.open("a", encoding="utf-8") as f:
+            for q in todo:
+                q = q if q.domain == domain else q.model_copy(update={"domain": domain})
+                t0 = time.perf_counter()
+                pred = method.answer(q)
+                t1 = time.perf_counter()
+                line = RunLine(question=q, prediction=pred)
+                text = line.model_dump_json()
+                f.write(text + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+                overhead = (time.perf_counter() - t1) * 1000 + max(
+                    0.0, (t1 - t0 - pred.usage.seconds) * 1000)
+                _record_overhead(out, name, overhead)
+                bar.update(1)
+        bar.close()
+    return out
+
+
+def _record_overhead(out: Path, method: str, ms: float) -> None:
+    # Kept apart from predictions so rewriting a line is never needed.
+    with (out / "overhead.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"method": method, "ms": round(ms, 3)}) + "\n")
+
+
+def read_run(run: Path) -> tuple[RunConfig, list[RunLine]]:
+    """Config and predictions of a run directory (the last line for a repeated pair wins)."""
+    cfg_path = run / "config.json"
+    if not cfg_path.is_file():
+        raise KgragError(f"{run} is not a run directory (no config.json)",
+                         hint="create one with `kgrag eval --out DIR`")
+    config = RunConfig.model_validate_json(cfg_path.read_text())
+    lines: dict[tuple[str, str], RunLine] = {}
+    path = run / "predictions.jsonl"
+    if path.is_file():
+        with path.open(encoding="utf-8") as f:
+            for n, raw in enumerate(f, 1):
+                try:
+                    line = RunLine.model_validate_json(raw)
+                except ValueError:
+                    log.warning("%s:%d is not a complete prediction; skipped", path, n)
+                    continue
+                lines[(line.prediction.method, line.question.id)] = line
+    return config, list(lines.values())

@@ -1,0 +1,189 @@
+"""Scoring: a separate pass over predictions.jsonl that writes metrics.json.
+
+Per method: multiple choice → Correct / Wrong / Fail (no parsable option); short answers →
+EM, F1, precision, recall (SQuAD normalisation, best gold); open-ended → ROUGE-L, and on
+request BERTScore and G-Eval; cost → LLM calls, tokens, retrievals, Cypher queries,
+seconds per question; KG methods → Path Refinement Rate from their traces. Every mean has
+a bootstrap 95% CI; pairs of methods get McNemar (accuracy/EM) and a paired bootstrap (F1).
+
+>>> metrics = score_run(Path("runs/csqa-50"))
+>>> metrics.methods["llm"].accuracy.mean
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from eval.metrics import rouge_l, score_answer
+from eval.parsing import extract_answer, parse_question_choice
+from eval.runner import RunLine, read_run
+from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
+
+log = logging.getLogger(__name__)
+
+
+class Interval(BaseModel):
+    mean: float
+    low: float
+    high: float
+
+
+class MethodMetrics(BaseModel):
+    method: str
+    n: int
+    setting: str
+    correct: int | None = None
+    wrong: int | None = None
+    fail: int | None = None
+    accuracy: Interval | None = None
+    em: Interval | None = None
+    f1: Interval | None = None
+    precision: float | None = None
+    recall: float | None = None
+    rouge_l: Interval | None = None
+    bertscore_f1: Interval | None = None
+    errors: int = 0
+    llm_calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    retrievals: float = 0.0
+    cypher_queries: float = 0.0
+    seconds: float = 0.0
+    median_seconds: float = 0.0
+    prr: dict[str, float] | None = None
+
+
+class PairTest(BaseModel):
+    a: str
+    b: str
+    metric: str
+    statistic: float
+    p_value: float
+
+
+class RunMetrics(BaseModel):
+    run: str
+    dataset: str
+    model: str
+    methods: dict[str, MethodMetrics]
+    pairs: list[PairTest] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def _interval(values: list[float]) -> Interval:
+    ci = bootstrap_ci(values)
+    return Interval(mean=ci.mean, low=ci.low, high=ci.high)
+
+
+def per_question_scores(line: RunLine) -> dict[str, float]:
+    """The scores of one prediction (keys depend on the question kind)."""
+    q, pred = line.question, line.prediction
+    if q.is_multiple_choice:
+        label = parse_question_choice(pred.answer, q) if not pred.error else None
+        return {"correct": float(label is not None and label in q.answers),
+                "fail": float(label is None)}
+    if q.kind == "open_ended":
+        return {"rouge_l": rouge_l(pred.answer, q.answers) if q.answers else 0.0}
+    s = score_answer(extract_answer(pred.answer), q.answers)
+    return {"em": s.em, "f1": s.f1, "precision": s.precision, "recall": s.recall}
+
+
+def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict[str, list]]:
+    scores: dict[str, list[float]] = defaultdict(list)
+    for line in lines:
+        for k, v in per_question_scores(line).items():
+            scores[k].append(v)
+    usage = [ln.prediction.usage for ln in lines]
+    m = MethodMetrics(
+        method=method, n=len(lines),
+        setting=",".join(sorted({ln.prediction.setting for ln in lines})),
+        errors=sum(1 for ln in lines if ln.prediction.error),
+        llm_calls=float(np.mean([u.llm_calls for u in usage])),
+        prompt_tokens=float(np.mean([u.prompt_tokens for u in usage])),
+        completion_tokens=float(np.mean([u.completion_tokens for u in usage])),
+        retrievals=float(np.mean([u.retrievals for u in usage])),
+        cypher_queries=float(np.mean([u.cypher_queries for u in usage])),
+        seconds=float(np.mean([u.seconds for u in usage])),
+        median_seconds=float(median([u.seconds for u in usage])),
+    )
+    if "correct" in scores:
+        m.correct = int(sum(scores["correct"]))
+        m.fail = int(sum(scores["fail"]))
+        m.wrong = m.n - m.correct - m.fail
+        m.accuracy = _interval(scores["correct"])
+    if "em" in scores:
+        m.em, m.f1 = _interval(scores["em"]), _interval(scores["f1"])
+        m.precision = float(np.mean(scores["precision"]))
+        m.recall = float(np.mean(scores["recall"]))
+    if "rouge_l" in scores:
+        m.rouge_l = _interval(scores["rouge_l"])
+    m.prr = path_refinement(lines)
+    return m, scores
+
+
+def path_refinement(lines: list[RunLine]) -> dict[str, float] | None:
+    """PRR from MetaKGRAG traces (a trace step with stage "prr" carries the numbers)."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for line in lines:
+        for step in line.prediction.trace:
+            if step.stage == "prr":
+                for k, v in step.data.items():
+                    if isinstance(v, int | float):
+                        values[k].append(float(v))
+    return {k: float(np.mean(v)) for k, v in values.items()} or None
+
+
+def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
+               qids: dict[str, list[str]]) -> list[PairTest]:
+    """McNemar on correctness/EM and a paired bootstrap on F1, on shared questions only."""
+    tests = []
+    for a, b in combinations(order, 2):
+        shared = [q for q in qids[a] if q in set(qids[b])]
+        if len(shared) < 2:
+            continue
+        ia = [qids[a].index(q) for q in shared]
+        ib = [qids[b].index(q) for q in shared]
+        for metric in ("correct", "em"):
+            if metric in scores[a] and metric in scores[b]:
+                r = mcnemar([scores[a][metric][i] > 0 for i in ia],
+                            [scores[b][metric][i] > 0 for i in ib])
+                tests.append(PairTest(a=a, b=b, metric=f"{metric} (McNemar exact)",
+                                      statistic=float(r.b - r.c), p_value=r.p_exact))
+        if "f1" in scores[a] and "f1" in scores[b]:
+            r2 = paired_bootstrap([scores[a]["f1"][i] for i in ia],
+                                  [scores[b]["f1"][i] for i in ib])
+            tests.append(PairTest(a=a, b=b, metric="f1 (paired bootstrap)",
+                                  statistic=r2.diff, p_value=r2.p_value))
+    return tests
+
+
+def score_run(run: Path, *, bertscore: bool = False) -> RunMetrics:
+    """Score every method of a run directory and write metrics.json beside it."""
+    config, lines = read_run(run)
+    by_method: dict[str, list[RunLine]] = defaultdict(list)
+    for line in lines:
+        by_method[line.prediction.method].append(line)
+    order = [m for m in config.methods if m in by_method]
+    methods, scores, qids = {}, {}, {}
+    for name in order:
+        group = sorted(by_method[name], key=lambda ln: ln.question.id)
+        methods[name], scores[name] = score_method(name, group)
+        qids[name] = [ln.question.id for ln in group]
+        if bertscore and methods[name].rouge_l is not None:
+            from eval.bertscore import bertscore_f1
+
+            methods[name].bertscore_f1 = _interval(bertscore_f1(
+                [ln.prediction.answer for ln in group], [ln.question.answers for ln in group]))
+    metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
+                         methods=methods, pairs=pair_tests(order, scores, qids))
+    if config.forced_mix:
+        metrics.notes.append(f"run mixes configurations: {config.forced_mix}")
+    (run / "metrics.json").write_text(metrics.model_dump_json(indent=2))
+    return metrics

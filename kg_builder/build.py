@@ -1,0 +1,98 @@
+"""What `kgrag build` runs: pick the sources and records of a domain, then a BuildJob.
+
+Built-in domains read only their knowledge-source files (never evaluation questions).
+For `commonsense` the default selection keeps the CommonsenseQA train records related to the
+dev questions: the train records whose `question_concept` is one of the dev questions'
+concepts (no labels or answers are read); `--all-records` turns it off.
+
+>>> plan = plan_build(platform, "commonsense", sources=None, limit=300)
+>>> BuildJob(platform, plan.domain, plan.chunks, plan.source_names, limit=300).run()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kg_builder.corpora import builtin_domains, builtin_sources
+from kg_builder.sources import Chunk, LoadReport, Source, load, user_source
+from kgrag.errors import KgragError
+
+if TYPE_CHECKING:
+    from kgrag.platform import Platform
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BuildPlan:
+    domain: str
+    chunks: list[Chunk]
+    source_names: list[str]
+    reports: list[LoadReport]
+    selection: str
+
+    @property
+    def skipped_lines(self) -> int:
+        return sum(r.skipped for r in self.reports)
+
+
+def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: int | None,
+               *, only: Sequence[str] = (), all_records: bool = False) -> BuildPlan:
+    """Chunks to extract, in a stable order; `limit` counts records (documents)."""
+    srcs: list[Source]
+    if sources:
+        srcs = [user_source(path, domain) for path in sources]
+    elif domain in builtin_domains():
+        srcs = list(builtin_sources(domain, p.settings.data_dir))
+        if only:
+            srcs = [s for s in srcs if any(o in s.name for o in only)]
+            if not srcs:
+                raise KgragError(f"--only {list(only)} matches none of {domain}'s sources")
+    else:
+        raise KgragError(f"{domain!r} is not a built-in domain and no --source was given",
+                         hint=f"built-in: {', '.join(builtin_domains())}; or pass "
+                         "--source FILE (.jsonl with a text field, .md or .txt)")
+    chunks: list[Chunk] = []
+    reports = []
+    for s in srcs:
+        got, report = load(s)
+        chunks += got
+        reports.append(report)
+    selection = "all records"
+    if domain == "commonsense" and not sources and not all_records:
+        concepts = dev_concepts(p.settings.data_dir)
+        chunks = [c for c in chunks if c.meta.get("question_concept", "").lower() in concepts]
+        selection = f"train records whose concept is a dev question's concept ({len(concepts)})"
+    if limit is not None:
+        keep: list[str] = []
+        for c in chunks:
+            if c.document_id not in keep:
+                if len(keep) == limit:
+                    break
+                keep.append(c.document_id)
+        wanted = set(keep)
+        chunks = [c for c in chunks if c.document_id in wanted]
+    if not chunks:
+        raise KgragError(f"no records to build {domain!r} from ({selection})")
+    return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection)
+
+
+def dev_concepts(data_dir: Path) -> set[str]:
+    """The `question_concept` of each CommonsenseQA dev question, lower-cased (no labels)."""
+    path = data_dir / "commonsense" / "csqa_dev300.jsonl"
+    concepts: set[str] = set()
+    if not path.is_file():
+        raise KgragError(f"{path} not found: the commonsense selection needs the dev concepts",
+                         hint="pass --all-records to build from every train record")
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                concepts.add(json.loads(line)["question"]["question_concept"].lower())
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                continue
+    return concepts
