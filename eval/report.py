@@ -151,7 +151,7 @@ def write_report(runs: list[Path], out: Path, *, bertscore: bool = False) -> Pat
                    if metrics_path.is_file() else score_run(run, bertscore=bertscore))
         parts.append(markdown(metrics))
         for kind, fn in (("accuracy", plot_accuracy), ("cost", plot_cost)):
-            img = fn(metrics, out / f"{i:02d}-{metrics.dataset}-{kind}.png")
+            img = fn(metrics, out / f"{i:02d}-{Path(metrics.dataset).stem}-{kind}.png")
             if img:
                 parts.append(f"![{kind}]({img.name})\n")
                 images.append(img)

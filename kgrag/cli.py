@@ -222,6 +222,53 @@ def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
     run(p.store, console, facts, entities)
 
 
+# ---------------------------------------------------------------------- eval
+@app.command("eval")
+def eval_(
+    dataset: Annotated[str, typer.Option(help="Built-in name (csqa, medqa, medquad, mmlu-law, "
+                                               "hotpotqa, 2wiki, nq) or a question file.")],
+    methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = "llm",
+    n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Graph for KG methods.")] = None,
+    model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
+    force: Annotated[bool, typer.Option(help="Write into a run of another config.")] = False,
+) -> None:
+    """Answer a dataset's questions with each method into a resumable run directory."""
+    from eval.runner import run_eval
+
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    p = _platform(model)
+    run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
+    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force)
+    console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
+                  f"score with `kgrag score {run_dir}`")
+
+
+@app.command()
+def score(
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    bertscore: Annotated[bool, typer.Option(help="Also BERTScore (open-ended).")] = False,
+) -> None:
+    """Score a run's predictions into metrics.json (a separate pass)."""
+    from eval.report import markdown
+    from eval.scoring import score_run
+
+    console.print(markdown(score_run(run, bertscore=bertscore)))
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories.")],
+    out: Annotated[Path | None, typer.Option(help="Report directory.")] = None,
+) -> None:
+    """Write a Markdown/HTML report with tables and plots for one or more runs."""
+    from eval.report import write_report
+
+    path = write_report(runs, out or runs[0] / "report")
+    console.print(f"report: {path}")
+
+
 # ---------------------------------------------------------------------- build
 @app.command()
 def build(

@@ -1,0 +1,88 @@
+"""The evaluation runner and scoring pass, with scripted methods (control flow only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.report import write_report
+from eval.runner import done_pairs, read_run, run_eval
+from eval.scoring import score_run
+from kgrag.baselines import LLMOnly
+from kgrag.config import Settings
+from kgrag.errors import KgragError
+from kgrag.llm.scripted import ScriptedModel
+
+QUESTIONS = [
+    {"id": f"q{i}", "question": {"question_concept": "x", "stem": f"Question {i}?",
+                                 "choices": [{"label": L, "text": f"opt {L}"} for L in "ABCDE"]},
+     "answerKey": "B"} for i in range(4)
+]
+
+
+class FakePlatform:
+    """Just what run_eval needs: settings and a method factory over a scripted model."""
+
+    def __init__(self, replies: list[str], tmp: Path) -> None:
+        self.settings = Settings(home=tmp / "home", data_dir=tmp)
+        self.model = ScriptedModel(replies)
+
+    def method(self, name: str, domain: str | None) -> LLMOnly:
+        m = LLMOnly(self.model)
+        m.name = name  # type: ignore[misc]
+        return m
+
+
+@pytest.fixture()
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "csqa_small.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    return path
+
+
+def test_run_writes_predictions_and_resumes(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B", "A"], tmp_path)
+    with pytest.raises(AssertionError):  # the script runs out after 2 answers: "interrupted"
+        run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert done_pairs(out / "predictions.jsonl") == {("llm", "q0"), ("llm", "q1")}
+    p2 = FakePlatform(["(B)", "nonsense"], tmp_path)
+    run_eval(p2, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert p2.model.remaining == 0  # only q2 and q3 were asked
+    _, lines = read_run(out)
+    assert sorted(ln.question.id for ln in lines) == ["q0", "q1", "q2", "q3"]
+
+
+def test_scoring_counts_correct_wrong_fail(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B", "A", "(B)", "I cannot tell."], tmp_path)
+    run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    m = score_run(out).methods["llm"]
+    assert (m.correct, m.wrong, m.fail) == (2, 1, 1)
+    assert m.accuracy is not None and m.accuracy.mean == pytest.approx(0.5)
+    assert m.llm_calls == 1.0
+    assert json.loads((out / "metrics.json").read_text())["methods"]["llm"]["correct"] == 2
+    report = write_report([out], tmp_path / "report")
+    text = report.read_text()
+    assert "| Without retrieval | llm |" in text and "50.0 [" in text
+
+
+def test_pairs_are_tested_on_the_same_questions(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B", "B", "B", "B", "A", "A", "A", "B"], tmp_path)
+    run_eval(p, str(dataset), ["llm", "cot"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    metrics = score_run(out)
+    test = next(t for t in metrics.pairs if t.metric.startswith("correct"))
+    assert (test.a, test.b, test.statistic) == ("llm", "cot", 3.0)  # b=3, c=0
+
+
+def test_another_configuration_is_refused(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)
+    other = FakePlatform(["B"] * 4, tmp_path)
+    other.settings.model.chat = "smollm2-135m"
+    with pytest.raises(KgragError, match="different configuration"):
+        run_eval(other, str(dataset), ["cot"], n=None, out=out, progress=False)  # type: ignore[arg-type]
