@@ -24,6 +24,7 @@ import os
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,6 +34,7 @@ from tqdm import tqdm
 
 from kg_builder.extract import ExtractConfig, ExtractionResult, Triple, TripleExtractor
 from kg_builder.graph_io import GraphWriter, WriteReport
+from kg_builder.resolution import merged_key_map, resolve_domain
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError, Neo4jUnavailable
 
@@ -80,6 +82,7 @@ class JobRecord(BaseModel):
     relationships_created: int = 0
     started: str = ""
     updated: str = ""
+    resolution: str = ""
     failures: list[JobFailure] = Field(default_factory=list)
 
     @property
@@ -106,8 +109,9 @@ class BuildJob:
     def __init__(self, platform: Platform, domain: str, chunks: Sequence[Chunk],
                  source_names: Sequence[str], *, limit: int | None = None,
                  config: ExtractConfig | None = None, load_skipped: int = 0,
-                 command: str = "") -> None:
+                 command: str = "", resolve: bool = True) -> None:
         self.p = platform
+        self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
         self.extractor = TripleExtractor(platform.chat_model, domain, config or ExtractConfig())
@@ -128,6 +132,7 @@ class BuildJob:
             records_total=len({c.document_id for c in self.chunks}),
             load_skipped_lines=load_skipped)
         self.writer = GraphWriter(platform.store, platform.embedder, domain)
+        self.key_map = merged_key_map(platform.store, domain)  # earlier resolutions
 
     @property
     def extractions(self) -> Path:
@@ -156,6 +161,10 @@ class BuildJob:
             raise
         finally:
             bar.close()
+        if self.resolve:
+            report = resolve_domain(self.p.store, self.domain)
+            self.record.resolution = str(report)
+            log.info("entity resolution: %s", report)
         self.record.status = "done"
         self._save()
         return self.record
@@ -214,6 +223,10 @@ class BuildJob:
 
     def _write_rows(self, batch: Sequence[Chunk], triples: Sequence[Triple],
                     report: WriteReport) -> None:
+        if self.key_map:
+            triples = [replace(t, head_key=self.key_map.get(t.head_key, t.head_key),
+                               tail_key=self.key_map.get(t.tail_key, t.tail_key))
+                       for t in triples]
         with_facts = {t.record_id for t in triples}
         chunks = [chunk_row(c) for c in batch if c.id in with_facts]
         self.writer.write(chunks, entity_rows(triples), fact_rows(triples), report)

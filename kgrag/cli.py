@@ -362,6 +362,16 @@ def graph_import(
     console.print(str(report))
 
 
+@graph_app.command("resolve")
+def graph_resolve(domain: Annotated[str, typer.Option(help="Domain to resolve.")]) -> None:
+    """Merge surface variants of one entity within a domain (also run at the end of a build)."""
+    from kg_builder.resolution import resolve_domain
+
+    with console.status("Resolving entities…"):
+        report = resolve_domain(Platform().store, domain)
+    console.print(str(report))
+
+
 @graph_app.command("stats")
 def graph_stats(
     domain: Annotated[str, typer.Option(help="Domain to report on.")],

@@ -1,0 +1,144 @@
+"""Build jobs against the real Neo4j, with a scripted extractor model (control flow)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg_builder.extract import ExtractConfig
+from kg_builder.jobs import BuildJob
+from kg_builder.sources import Chunk
+from kgrag.config import Settings
+from kgrag.errors import Neo4jUnavailable
+from kgrag.llm.scripted import ScriptedModel
+from tests.integration.test_graph_io import HashEmbedder
+
+HOSTILE = "x'}) MATCH (m) DETACH DELETE m //"
+
+
+def _chunks(domain: str, n: int) -> list[Chunk]:
+    return [Chunk(id=f"{domain}:src:{i}", domain=domain, document_id=f"{domain}:src:{i}",
+                  text=f"Record {i} about foxes and forests.", source="src.jsonl", line=i + 1)
+            for i in range(n)]
+
+
+def _reply(*triples: tuple[int, str, str, str]) -> str:
+    return json.dumps({"triples": [{"n": n, "h": h, "r": r, "t": t, "k": "spatial"}
+                                   for n, h, r, t in triples]})
+
+
+class ScriptedPlatform:
+    """The real store, a scripted chat model, a deterministic embedder, a temp home."""
+
+    def __init__(self, real, replies: list[str], home: Path) -> None:
+        self.store = real.store
+        self.chat_model = ScriptedModel(replies)
+        self.embedder = HashEmbedder()
+        self.settings = Settings(home=home)
+
+
+def _job(real, replies, tmp_path, domain, chunks, **kw) -> tuple[BuildJob, ScriptedPlatform]:
+    p = ScriptedPlatform(real, replies, tmp_path)
+    cfg = ExtractConfig(batch_size=2)
+    return BuildJob(p, domain, chunks, ["src.jsonl"], config=cfg, **kw), p  # type: ignore[arg-type]
+
+
+def test_build_writes_with_provenance_and_rerun_adds_nothing(platform, test_domain, tmp_path):
+    chunks = _chunks(test_domain, 4)
+    replies = [_reply((1, "Fox", "lives in", "forest"), (2, HOSTILE, "is a", "fox")),
+               _reply((1, "forests", "contains", "trees"), (2, "fox", "eats", "mice"))]
+    job, p = _job(platform, replies, tmp_path, test_domain, chunks)
+    record = job.run(progress=False)
+    assert record.status == "done" and record.triples == 4 and record.records_done == 4
+    assert record.nodes_created > 0
+    stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    assert stats["relations"] == 4 and stats["with_provenance"] == 4
+    keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}
+    assert HOSTILE.lower() in keys and "forest" in keys  # "forests" resolved to "forest"
+    # same command again: no LLM call (empty script), nothing new in Neo4j
+    again, p2 = _job(platform, [], tmp_path, test_domain, chunks)
+    rec2 = again.run(progress=False)
+    assert p2.chat_model.prompts == []
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0] == stats
+    assert rec2.triples == 4
+
+
+def test_interrupted_job_resumes_where_it_stopped(platform, test_domain, tmp_path):
+    chunks = _chunks(test_domain, 4)
+
+    class Interrupting(ScriptedModel):
+        def chat(self, messages, params):
+            if len(self.prompts) == 1:
+                raise KeyboardInterrupt
+            return super().chat(messages, params)
+
+    job, p = _job(platform, [], tmp_path, test_domain, chunks)
+    job.extractor.model = Interrupting([_reply((1, "fox", "lives in", "forest"))])
+    with pytest.raises(KeyboardInterrupt):
+        job.run(progress=False)
+    assert job.record.status == "interrupted" and job.record.records_done == 2
+    resumed, p2 = _job(platform, [_reply((1, "owl", "lives in", "forest"))], tmp_path,
+                       test_domain, chunks)
+    record = resumed.run(progress=False)
+    assert len(p2.chat_model.prompts) == 1  # only the second batch was asked for
+    assert record.status == "done" and record.records_done == 4 and record.triples == 2
+
+
+def test_neo4j_down_mid_job_loses_nothing(platform, test_domain, tmp_path, monkeypatch):
+    chunks = _chunks(test_domain, 2)
+    job, _ = _job(platform, [_reply((1, "fox", "lives in", "forest"))], tmp_path,
+                  test_domain, chunks)
+
+    def down(*a, **k):
+        raise Neo4jUnavailable("Neo4j went away")
+
+    monkeypatch.setattr(job.writer, "write", down)
+    with pytest.raises(Neo4jUnavailable):
+        job.run(progress=False)
+    assert job.extractions.read_text().count("\n") == 1  # the extraction was saved first
+    monkeypatch.undo()
+    again, p2 = _job(platform, [], tmp_path, test_domain, chunks)
+    again.run(progress=False)  # replays the saved batch; no LLM call
+    assert p2.chat_model.prompts == []
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 1
+
+
+def test_bad_replies_are_counted_not_written(platform, test_domain, tmp_path):
+    chunks = _chunks(test_domain, 2)
+    job, _ = _job(platform, ['{"triples": [', "not json at all"], tmp_path, test_domain,
+                  chunks)
+    record = job.run(progress=False)
+    assert record.records_failed == 2 and record.triples == 0
+    assert record.failures and "not json" in record.failures[0].raw_reply
+    assert record.parse_failure_rate == 1.0
+
+
+def test_entity_resolution_merges_variants_in_neo4j(platform, test_domain):
+    from kg_builder.graph_io import GraphWriter, WriteReport
+    from kg_builder.resolution import merged_key_map, resolve_domain
+
+    entities = [{"key": k, "name": k, "aliases": []}
+                for k in ("haemoglobin", "hemoglobin", "oxygen", "iron")]
+    facts = [{"h": "haemoglobin", "r": "carries", "t": "oxygen", "k": "function",
+              "chunks": ["c1"], "conf": 1.0},
+             {"h": "hemoglobin", "r": "carries", "t": "oxygen", "k": "function",
+              "chunks": ["c2"], "conf": 1.0},
+             {"h": "hemoglobin", "r": "contains", "t": "iron", "k": "property",
+              "chunks": ["c2"], "conf": 1.0}]
+    chunks = [{"id": c, "doc": "d", "text": c, "source": "s", "title": "", "line": 1}
+              for c in ("c1", "c2")]
+    GraphWriter(platform.store, platform.embedder, test_domain).write(
+        chunks, entities, facts, WriteReport(test_domain))
+    report = resolve_domain(platform.store, test_domain)
+    assert report.merged_nodes == 1
+    stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    assert stats["entities"] == 3 and stats["relations"] == 2  # "carries" collapsed
+    facts_after = platform.store.read("kg/export_facts", {"domain": test_domain})
+    carries = next(f for f in facts_after if f["r"] == "carries")
+    assert sorted(carries["chunks"]) == ["c1", "c2"]
+    mapping = merged_key_map(platform.store, test_domain)
+    assert len(mapping) == 1 and set(mapping.items()) <= {("hemoglobin", "haemoglobin"),
+                                                          ("haemoglobin", "hemoglobin")}
+    assert resolve_domain(platform.store, test_domain).merged_nodes == 0  # idempotent
