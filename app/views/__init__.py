@@ -1,0 +1,1 @@
+"""The app's pages, one Streamlit script each (registered by `app/main.py`)."""

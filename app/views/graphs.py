@@ -1,0 +1,172 @@
+"""Graphs: every domain's size, the quality report and build jobs of one domain, and an
+entity search with the entity's neighbourhood and the provenance of its facts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import streamlit as st
+
+from app import icons, render, state
+from app.browser_links import browser_query
+from kg_builder.jobs import JobRecord, list_jobs
+from kg_builder.quality import quality_report
+from kgrag.errors import KgragError
+from kgrag.platform import Platform
+
+STALE_MINUTES = 10  # a running job writes its record after every batch
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def domain_sizes(_p: Platform, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows = []
+    for name in names:
+        s = _p.store.read("kg/stats", {"domain": name})[0]
+        rows.append({"domain": name, "entities": s["entities"], "facts": s["relations"],
+                     "chunks": s["chunks"], "orphan entities": s["orphans"],
+                     "without embedding": s["without_embedding"]})
+    return rows
+
+
+def jobs_section(p: Platform, domain: str) -> None:
+    st.subheader("Build jobs")
+    jobs = list_jobs(p.settings.home, domain)
+    if not jobs:
+        st.info(f"No build job for {domain} on this machine (imported graphs have none). "
+                f"Build with `kgrag build --domain {domain}`.")
+        return
+    for j in (j for j in jobs if j.status == "running"):
+        done = j.records_done / j.records_total if j.records_total else 0.0
+        idle = _minutes_since(j.updated)
+        stale = (f" — no update for {idle:.0f} min: stopped? (`kgrag build` resumes it)"
+                 if idle is not None and idle > STALE_MINUTES else "")
+        st.progress(min(done, 1.0), text=f"running: {j.id} — {j.records_done:,}/"
+                    f"{j.records_total:,} records, {j.triples:,} triples, "
+                    f"{j.records_per_minute:.1f} records/min{stale}")
+    st.dataframe([_job_row(j) for j in jobs], hide_index=True, width="stretch")
+    if st.button("Refresh", key="jobs_refresh"):
+        st.rerun()
+
+
+def _minutes_since(iso: str) -> float | None:
+    try:
+        then = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - then).total_seconds() / 60
+
+
+def _job_row(j: JobRecord) -> dict[str, Any]:
+    return {"job": j.id, "status": j.status, "records": f"{j.records_done}/{j.records_total}",
+            "parse failures": f"{100 * j.parse_failure_rate:.1f}%", "triples": j.triples,
+            "records/min": round(j.records_per_minute, 1), "model": j.model,
+            "started": j.started, "updated": j.updated}
+
+
+def quality_section(p: Platform, domain: str) -> None:
+    st.subheader(f"Quality of {domain}")
+    try:
+        q = quality_report(p, domain, duplicates=False)
+    except KgragError as e:
+        state.show_error(e)
+        return
+    cols = st.columns(4)
+    cols[0].metric("entities", f"{q.entities:,}")
+    cols[1].metric("facts", f"{q.relations:,}")
+    cols[2].metric("mean degree", f"{q.mean_degree:.2f}")
+    cols[3].metric("with provenance", f"{100 * q.provenance_rate:.0f}%")
+    cols = st.columns(4)
+    cols[0].metric("orphan entities", f"{q.orphan_entities:,}")
+    cols[1].metric("without embedding", f"{q.entities_without_embedding:,}")
+    cols[2].metric("parse failures (last job)", "–" if q.parse_failure_rate is None
+                   else f"{100 * q.parse_failure_rate:.1f}%")
+    cols[3].metric("triples / record", "–" if q.triples_per_record is None
+                   else f"{q.triples_per_record:.2f}")
+    if q.last_job:
+        st.caption(f"last build job: {q.last_job} ({q.last_job_status})")
+
+
+def entity_section(p: Platform, domain: str, base: str) -> None:
+    st.subheader("Entities")
+    text = st.text_input("Search entities by name or alias", key="entity_search",
+                         placeholder="e.g. milk")
+    if not text.strip():
+        st.caption("Type part of a name to see the entity's neighbourhood.")
+        return
+    hits = state.try_store(lambda: p.store.read(
+        "browser/entity_search", {"domain": domain, "text": text, "limit": 20}), "search")
+    if hits is None:
+        return
+    if not hits:
+        st.info(f"No entity of {domain} has “{text.strip()}” in its name or aliases.")
+        return
+    keys = [str(h["key"]) for h in hits]
+    labels = {str(h["key"]): f"{h['name']} ({h['degree']} facts)" for h in hits}
+    key = st.selectbox("Entity", keys, format_func=labels.__getitem__, key="entity_pick")
+    facts = state.try_store(lambda: p.store.read(
+        "browser/entity_neighbourhood", {"domain": domain, "key": key, "limit": 40}),
+        "neighbourhood")
+    if facts is None:
+        return
+    if facts:
+        st.graphviz_chart(render.neighbourhood_dot(key, facts))
+    else:
+        st.info("This entity has no facts (an orphan).")
+    q = browser_query(base, "browser/entity_neighbourhood",
+                      {"domain": domain, "key": key, "limit": 40})
+    st.link_button("Open this neighbourhood in Neo4j Browser", q.url, icon=icons.LINK)
+    with st.expander("Cypher of this neighbourhood"):
+        st.code(q.statement, language="cypher")
+    if facts:
+        provenance(p, domain, base, facts)
+
+
+def provenance(p: Platform, domain: str, base: str, facts: list[dict[str, Any]]) -> None:
+    labels = [f"{f['head_name']} —{f['predicate']}→ {f['tail_name']}" for f in facts]
+    i = st.selectbox("Where does a fact come from?", range(len(facts)),
+                     format_func=labels.__getitem__, key="fact_pick")
+    f = facts[i]
+    params = {"domain": domain, "head": f["head"], "predicate": f["predicate"],
+              "tail": f["tail"]}
+    rows = state.try_store(lambda: p.store.read("browser/triple_provenance", params),
+                           "provenance")
+    for r in rows or []:
+        if r.get("text"):
+            st.markdown(f"> {render.escape_md(render.short(r['text'], 600))}")
+            st.caption(f"{r.get('file') or ''}:{r.get('line') or ''} · chunk {r['chunk_id']}")
+        else:
+            st.caption("No source chunk is recorded for this fact.")
+    q = browser_query(base, "browser/triple_provenance", params)
+    st.link_button("Open this fact's provenance in Neo4j Browser", q.url, icon=icons.LINK)
+
+
+def page() -> None:
+    st.title("Graphs")
+    res = state.resources()
+    p = res.platform
+    base = state.browser_base(p)
+    names = state.try_store(lambda: state.domains(p), "Neo4j")
+    if names is None:
+        return
+    if not names:
+        st.info("No domain graph yet. Build one (`kgrag build --domain commonsense --limit 200`) "
+                "or import an export (`kgrag graph import data/graphs/commonsense.jsonl.gz`).")
+        return
+    sizes = state.try_store(lambda: domain_sizes(p, tuple(names)), "graph sizes")
+    if sizes:
+        st.dataframe(sizes, hide_index=True, width="stretch")
+    domain = st.selectbox("Domain", names, key="graphs_domain")
+    overview = browser_query(base, "browser/domain_overview", {"domain": domain, "limit": 25})
+    st.link_button(f"Open an overview of {domain} in Neo4j Browser", overview.url, icon=icons.LINK)
+    left, right = st.columns([3, 2])
+    with left:
+        quality_section(p, domain)
+        entity_section(p, domain, base)
+    with right:
+        jobs_section(p, domain)
+
+
+page()

@@ -1,0 +1,2 @@
+MATCH (p:Passage)
+RETURN count(p) AS passages, count(p.embedding) AS embedded

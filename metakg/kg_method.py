@@ -1,0 +1,223 @@
+"""What every KG method shares: the domain, concepts, entity matching, the evidence step
+and answer generation. Subclasses implement only `_retrieve` (how evidence is found).
+
+    question ─ ExtractConcepts (LLM, JSON) ─ embed Q and concepts ─ MatchEntities
+             ─ _retrieve(...) → triples ─ "Evidence i: h r t" ─ GenerateAnswer (LLM)
+
+Trace steps: `domain` (first question only), `concepts`, `match`, the subclass's steps,
+`evidence`, `generate`. Each step's data carries the LLM calls and Cypher round trips
+spent since the previous step (`llm_calls`, `cypher_queries`, `cypher_ms`).
+
+>>> m = MetaKGRAG(model, CypherBackend(store, embedder), domain="commonsense")
+>>> m.answer(question).trace[-2].data["lines"]
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from kgrag.errors import KgragError
+from kgrag.llm.base import Capabilities, ChatModel, GenerationParams
+from kgrag.method import Answer, QAMethod, Trace
+from kgrag.prompt import package_prompt
+from kgrag.store import GraphStore
+from kgrag.types import Question
+from metakg.backend import DomainInfo, GraphBackend, QuestionGraph, concept_name, label
+from metakg.config import MetaKGConfig
+from metakg.cycle import match_entities, normalise_concepts
+from metakg.graph import Triple
+from metakg.neo4j_source import browser_query
+from metakg.replies import ConceptsReply, ask_json, concepts_schema
+from metakg.trace import EvidenceView, MatchView, render_evidence
+
+log = logging.getLogger(__name__)
+NO_EVIDENCE = "No facts from the knowledge graph matched this question."
+
+
+class Meter:
+    """LLM and Cypher usage since the last `take()`, for per-stage trace data."""
+
+    def __init__(self, model: ChatModel, store: GraphStore | None) -> None:
+        self.model, self.store = model, store
+        self._mark = self._now()
+
+    def _now(self) -> tuple[int, float, int, float]:
+        u = self.model.usage
+        s = self.store.stats if self.store else None
+        return (u.calls, u.seconds, s.queries if s else 0, s.seconds if s else 0.0)
+
+    def llm_seconds(self) -> float:
+        return self.model.usage.seconds
+
+    def cypher_seconds(self) -> float:
+        return self.store.stats.seconds if self.store else 0.0
+
+    def take(self) -> dict[str, Any]:
+        now, mark = self._now(), self._mark
+        self._mark = now
+        return {"llm_calls": now[0] - mark[0], "llm_seconds": round(now[1] - mark[1], 3),
+                "cypher_queries": now[2] - mark[2],
+                "cypher_ms": round(1000 * (now[3] - mark[3]), 1)}
+
+
+@dataclass
+class Context:
+    """One question on its way through a KG method."""
+
+    question: Question
+    domain: str
+    concepts: tuple[str, ...]  # concept names in `graph.sim` (see `concept_name`)
+    graph: QuestionGraph
+    trace: Trace
+    meter: Meter
+    retrievals: int = 0
+
+
+class KGMethod(QAMethod):
+    """Base of the graph methods; see the module docstring.
+
+    `domain` may be fixed here or come with each question (`Question.domain`); one of
+    the two is required, and they must agree. The domain is checked once per instance.
+    """
+
+    needs: ClassVar[Capabilities] = Capabilities(json_schema=True)
+    concept_tokens: ClassVar[int] = 160
+    answer_tokens: ClassVar[dict[bool, int]] = {True: 128, False: 320}  # by is-MCQ
+
+    def __init__(self, model: ChatModel, backend: GraphBackend, domain: str | None = None,
+                 config: MetaKGConfig | None = None) -> None:
+        super().__init__(model, backend.store)
+        self.backend, self.domain = backend, domain
+        self.config = config or MetaKGConfig()
+        self._checked: dict[str, DomainInfo] = {}
+
+    # ------------------------------------------------------------------ the template
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        meter = Meter(self.model, self.store)
+        domain = self._domain(question, trace, meter)
+        concepts = self._concepts(question, domain, trace, meter)
+        start, llm0, cy0 = time.perf_counter(), meter.llm_seconds(), meter.cypher_seconds()
+        graph = self.backend.open(domain, embedding_text(question), concepts)
+        ctx = Context(question, domain, tuple(concept_name(c) for c in concepts), graph, trace,
+                      meter)
+        starts = self._match(ctx)
+        triples = self._retrieve(ctx, starts) if starts else []
+        retrieval_ms = 1000 * (time.perf_counter() - start - (meter.llm_seconds() - llm0))
+        self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0))
+        lines = render_evidence(triples, graph.name)
+        text = self._generate(ctx, "\n".join(lines) if lines else NO_EVIDENCE)
+        return Answer(text=text, evidence=lines, retrievals=ctx.retrievals,
+                      setting="kg" if triples else "kg-none")
+
+    @abstractmethod
+    def _retrieve(self, ctx: Context, starts: Sequence[str]) -> list[Triple]:
+        """The evidence triples (stored orientation, entity keys) found from `starts`."""
+
+    # ------------------------------------------------------------------ steps
+    def _domain(self, question: Question, trace: Trace, meter: Meter) -> str:
+        if self.domain and question.domain and question.domain != self.domain:
+            raise KgragError(f"question {question.id} is for domain {question.domain!r}, but "
+                             f"this {self.name} method was made for {self.domain!r}",
+                             hint="make one method per domain, or leave its domain unset")
+        domain = self.domain or question.domain
+        if not domain:
+            raise KgragError(f"{self.name} answers from a domain graph, and none was given",
+                             hint="pass --domain (commonsense, medical, legal, …) or set "
+                             "Question.domain")
+        if domain not in self._checked:
+            info = self.backend.check(domain)
+            self._checked[domain] = info
+            trace.add("domain", f"{domain}: {info.entities:,} entities "
+                      f"({info.embedded:,} embedded), {info.facts:,} facts",
+                      domain=domain, entities=info.entities, embedded=info.embedded,
+                      facts=info.facts, **meter.take())
+        return domain
+
+    def _concepts(self, question: Question, domain: str, trace: Trace, meter: Meter
+                  ) -> tuple[str, ...]:
+        """ExtractConcepts (Alg. 1 line 1). Policy: retry once, then no concepts."""
+        cfg = self.config
+        messages = package_prompt(__file__, "concepts").render(
+            domain=domain, question=prompt_question(question), max_concepts=cfg.max_concepts)
+        asked = ask_json(self.model, messages, ConceptsReply, concepts_schema(cfg.max_concepts),
+                         example='{"concepts": ["first concept", "second concept"]}',
+                         max_tokens=self.concept_tokens)
+        concepts = normalise_concepts(asked.value.concepts if asked.value else [],
+                                      cfg.max_concepts)
+        if asked.value is None:
+            summary = "no usable concepts after a retry; continuing without concepts"
+        else:
+            summary = f"{len(concepts)} concepts: {', '.join(concepts) or '(none)'}"
+        trace.add("concepts", summary, concepts=list(concepts), **asked.trace(), **meter.take())
+        return concepts
+
+    def _match(self, ctx: Context) -> tuple[str, ...]:
+        """MatchEntities (Alg. 1 line 2), traced with every concept's nearest entity."""
+        g, cfg = ctx.graph, self.config
+        if ctx.concepts:
+            g.prefetch(ctx.concepts, 1)  # one round trip for all concepts
+        starts = match_entities(ctx.concepts, g, cfg)
+        views = []
+        for c in ctx.concepts:
+            hit = list(g.nearest(c, 1))[:1]
+            key, s = hit[0] if hit else (None, None)
+            views.append(MatchView(concept=label(c), key=key,
+                                   name=g.name(key) if key else None,
+                                   similarity=round(s, 4) if s is not None else None,
+                                   kept=s is not None and s > cfg.tau_entity))
+        if starts:
+            summary = "start entities: " + ", ".join(g.name(s) for s in starts)
+        elif ctx.concepts:
+            summary = (f"no entity matched any concept above τ_entity={cfg.tau_entity}; "
+                       "answering without KG evidence")
+        else:
+            summary = "no concepts, so no start entities; answering without KG evidence"
+        ctx.trace.add("match", summary, starts=list(starts), tau_entity=cfg.tau_entity,
+                      matches=[v.model_dump(mode="json") for v in views], **ctx.meter.take())
+        return starts
+
+    def _evidence(self, ctx: Context, triples: list[Triple], retrieval_ms: float,
+                  cypher_ms: float) -> None:
+        g = ctx.graph
+        keys = sorted({k for t in triples for k in (t.head, t.tail)})
+        browser = browser_query(ctx.domain, triples) if self.store and triples else None
+        view = EvidenceView(
+            triples=[[t.head, t.relation, t.tail] for t in triples],
+            lines=render_evidence(triples, g.name), names={k: g.name(k) for k in keys},
+            browser_params=browser.params if browser else None,
+            browser_query=browser.query if browser else None,
+            retrieval_ms=round(retrieval_ms, 1), retrieval_cypher_ms=round(cypher_ms, 1))
+        summary = (f"{len(triples)} evidence triples" if triples else "no KG evidence")
+        ctx.trace.add("evidence", f"{summary}; retrieval {retrieval_ms:.0f} ms without the LLM",
+                      **view.model_dump(mode="json"), **ctx.meter.take())
+
+    def _generate(self, ctx: Context, evidence: str) -> str:
+        """GenerateAnswer (Alg. 1 line 23) with `prompts/answer_mcq.txt` or `answer_open.txt`."""
+        q = ctx.question
+        mcq = q.is_multiple_choice
+        template = package_prompt(__file__, "answer_mcq" if mcq else "answer_open")
+        messages = template.render(domain=ctx.domain, evidence=evidence, question=q.text,
+                                   choices=q.choices_block())
+        reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq]))
+        text = reply.text.strip()
+        ctx.trace.add("generate", text, prompt=template.name,
+                      completion_tokens=reply.completion_tokens, **ctx.meter.take())
+        return text
+
+
+def prompt_question(q: Question) -> str:
+    """The question as the concept prompt sees it: with its options, if any."""
+    return f"{q.text}\nOptions:\n{q.choices_block()}" if q.is_multiple_choice else q.text
+
+
+def embedding_text(q: Question) -> str:
+    """The text embedded as Q: the question, then the option texts (ours: the options
+    carry the concepts a multiple-choice answer turns on)."""
+    if not q.is_multiple_choice:
+        return q.text
+    return q.text + " " + " ".join(c.text for c in q.choices)

@@ -1,0 +1,106 @@
+"""The text methods' factories: method name -> factory(platform, domain) -> QAMethod.
+
+`kgrag.platform.available_methods()` imports `FACTORIES` from here. A name without a
+suffix runs in the open setting (BM25 over the Passage corpus in Neo4j, as SeaKR, DRAGIN
+and FLARE use BM25); `-gold` runs over each question's own paragraphs.
+
+>>> Platform().method("ircot-gold").answer(question).setting
+'gold'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from kgrag.errors import KgragError
+from textrag.retrievers import (
+    BM25Retriever,
+    DenseRetriever,
+    GoldContextRetriever,
+    HybridRetriever,
+    RetrieverFor,
+    shared,
+)
+
+if TYPE_CHECKING:
+    from kgrag.method import QAMethod
+    from kgrag.platform import MethodFactory, Platform
+    from textrag.retrieval import Retriever
+
+RetrieverKind = Literal["bm25", "dense", "hybrid"]
+
+
+def open_retriever(p: Platform, kind: RetrieverKind = "bm25") -> Retriever:
+    """A retriever over the Passage corpus; an empty corpus is an error, not closed-book."""
+    counts = p.store.read("textrag/count_passages")[0]
+    usable = counts["passages"] if kind == "bm25" else counts["embedded"]
+    if not usable:
+        raise KgragError("the Passage corpus in Neo4j is empty" if not counts["passages"]
+                         else "no passage has an embedding",
+                         hint="load it with `kgrag corpus load` (about 3 minutes)")
+    if kind == "bm25":
+        return BM25Retriever(p.store)
+    if kind == "dense":
+        return DenseRetriever(p.store, p.embedder)
+    return HybridRetriever([BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)])
+
+
+def retriever_for(p: Platform, setting: Literal["open", "gold"],
+                  kind: RetrieverKind = "bm25") -> RetrieverFor:
+    """Question -> retriever for a setting: the shared open retriever, or the gold one."""
+    if setting == "gold":
+        return GoldContextRetriever.for_question
+    return shared(open_retriever(p, kind))
+
+
+def _rag(setting: Literal["open", "gold"]) -> MethodFactory:
+    def build(p: Platform, domain: str | None) -> QAMethod:
+        from textrag.baselines import RAG
+
+        return RAG(p.chat_model, retriever_for(p, setting),
+                   store=p.store if setting == "open" else None)
+
+    return build
+
+
+def _ircot(setting: Literal["open", "gold"]) -> MethodFactory:
+    def build(p: Platform, domain: str | None) -> QAMethod:
+        from textrag.baselines import IRCoT
+
+        return IRCoT(p.chat_model, retriever_for(p, setting),
+                     store=p.store if setting == "open" else None)
+
+    return build
+
+
+def _flare(setting: Literal["open", "gold"]) -> MethodFactory:
+    def build(p: Platform, domain: str | None) -> QAMethod:
+        from textrag.baselines import FLARE
+
+        return FLARE(p.chat_model, retriever_for(p, setting),
+                     store=p.store if setting == "open" else None)
+
+    return build
+
+
+FACTORIES: dict[str, MethodFactory] = {
+    "rag": _rag("open"),
+    "rag-gold": _rag("gold"),
+    "ircot": _ircot("open"),
+    "ircot-gold": _ircot("gold"),
+    "flare": _flare("open"),
+    "flare-gold": _flare("gold"),
+}
+
+# ---------------------------------------------------------------------------------------
+# SeaKR, MetaRAG and IM-RAG-style: registered here by their own modules' engineer, e.g.
+#
+#     from textrag.seakr import FACTORIES as _SEAKR        # "seakr", "seakr-gold"
+#     from textrag.metarag import FACTORIES as _METARAG    # "metarag", "metarag-gold"
+#     FACTORIES.update(_SEAKR)
+#     FACTORIES.update(_METARAG)
+#     FACTORIES["imrag"] = ...
+#
+# Build their retrievers with `retriever_for(p, "open" | "gold")` so every text method
+# reads the same corpus the same way.
+# ---------------------------------------------------------------------------------------
