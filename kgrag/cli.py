@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kgrag.errors import KgragError
@@ -160,7 +161,8 @@ def ask(
         sys.stdout.write(pred.model_dump_json(indent=2) + "\n")
         return
     for i, step in enumerate(pred.trace, 1):
-        console.print(f"[dim]{i}. [{step.stage}] ({step.seconds:.2f} s)[/] {step.summary}")
+        console.print(f"[dim]{i}. {escape(f'[{step.stage}]')} ({step.seconds:.2f} s)[/] "
+                      f"{escape(step.summary)}")
     if pred.error:
         console.print(f"[red]failed:[/] {pred.error}")
     console.print(f"\n[bold]Answer ({method}):[/] {pred.answer}")
@@ -388,6 +390,18 @@ def graph_stats(
     for key, value in report.model_dump().items():
         table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
     console.print(table)
+
+
+def _register_parts() -> None:
+    """Commands that live with their parts: `kgrag corpus …` (textrag), `kgrag app`."""
+    from app.cli import app_command
+    from textrag.cli import register
+
+    register(app)
+    app.command("app")(app_command)
+
+
+_register_parts()
 
 
 def main() -> None:
