@@ -21,8 +21,7 @@ def test_real_model_extracts_parseable_triples(domain: str, test_model_name: str
     model = Platform(s).chat_model
     chunks, report = load(builtin_sources(domain, DATA_DIR)[0])
     assert report.skipped == 0
-    extractor = TripleExtractor(model, domain, ExtractConfig(batch_size=2,
-                                                             max_tokens_per_record=200))
+    extractor = TripleExtractor(model, domain, ExtractConfig(batch_size=2))
     batch = next(iter(extractor.batches(chunks[:2])))
     result = extractor.extract_batch(batch)
     assert not result.failures, result.failures  # constrained decoding: valid JSON
