@@ -104,3 +104,15 @@ FACTORIES: dict[str, MethodFactory] = {
 # Build their retrievers with `retriever_for(p, "open" | "gold")` so every text method
 # reads the same corpus the same way.
 # ---------------------------------------------------------------------------------------
+
+
+def _register_adaptive() -> None:
+    """SeaKR (and its Table 3 ablations) and MetaRAG register beside the baselines."""
+    from textrag.metarag import METARAG_FACTORIES
+    from textrag.seakr import SEAKR_FACTORIES
+
+    FACTORIES.update(SEAKR_FACTORIES)
+    FACTORIES.update(METARAG_FACTORIES)
+
+
+_register_adaptive()
