@@ -4,28 +4,14 @@ carry returns exactly the same rows, hostile names included."""
 
 from __future__ import annotations
 
-import hashlib
-
 import neo4j
-import numpy as np
 import pytest
 
 from app import browser_links as bl
 from kg_builder.graph_io import GraphWriter, WriteReport
+from tests.integration.test_graph_io import HashEmbedder
 
 HOSTILE = 'AT&T "#1"; }) DETACH DELETE n //\nx\\y'
-
-
-class HashEmbedder:
-    name, dimensions = "hash", 384
-
-    def embed(self, texts):
-        out = []
-        for t in texts:
-            seed = int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little")
-            v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-            out.append(v / np.linalg.norm(v))
-        return np.array(out)
 
 
 @pytest.fixture()
