@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kg_builder.build import concept_round_robin
 from kg_builder.chunking import paragraphs, split_sentences
 from kg_builder.corpora import (
     builtin_sources,
@@ -224,6 +225,18 @@ def test_source_stem() -> None:
 
 
 # ------------------------------------------------------------------ selection, chunking
+def test_concept_round_robin_covers_every_concept_before_repeating(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "csqa_train.jsonl", [
+        csqa_row("a1", "Where?", "Fox", "forest"), csqa_row("a2", "Why?", "fox", "den"),
+        csqa_row("a3", "Who?", "fox", "hunter"), csqa_row("b1", "What?", "ice", "cold"),
+        csqa_row("c1", "How?", "dog", "bark"), csqa_row("c2", "When?", "dog", "night"),
+    ])
+    chunks, _ = load(JsonlSource("commonsense", path, parse_csqa))
+    order = [c.id.rsplit(":", 1)[1] for c in concept_round_robin(chunks)]
+    assert order == ["a1", "b1", "c1", "a2", "c2", "a3"]
+    assert concept_round_robin([]) == []
+
+
 def test_select_commonsense_by_concept_or_answer_words(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "csqa_train.jsonl", [
         csqa_row("q1", "Where do they live?", "foxes", "forest"),
