@@ -3,7 +3,8 @@
 The prompt is decoded once with every token assigned to all n sequence ids, so its
 KV cache is shared; then each step decodes one token per live sequence in a single
 batch. Sampling (temperature, top-k, top-p, min-p) is done here in numpy with one
-seeded generator, so the samples are reproducible for a given seed.
+seeded generator, so the samples are reproducible for a given seed; `truncate` is the
+one top-k → top-p → min-p filter, shared with `kgrag.llm.eos_states`.
 """
 
 from __future__ import annotations
@@ -126,13 +127,46 @@ def _pick(logits: np.ndarray, p: GenerationParams, rng: np.random.Generator) -> 
     """One token: greedy at temperature 0, else top-k → top-p → min-p → sample."""
     if p.temperature <= 0:
         return int(np.argmax(logits))
+    idx, probs = truncate(logits, p)
+    return int(idx[rng.choice(len(idx), p=probs / probs.sum())])
+
+
+# Windows (nats below the best logit) tried in turn for top-k: once a window holds at
+# least k tokens, every token outside it is smaller than all inside, so the exact top-k
+# lies inside. Real logits put a few hundred tokens within 8 nats, so this sorts ~0.3% of
+# a 150k vocabulary instead of all of it (0.3 ms instead of 6 ms per row measured here).
+_TOP_K_WINDOWS = (4.0, 8.0, 16.0, 32.0)
+
+
+def top_k_indices(z: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest entries of z, largest first (exact; ties keep index order)."""
+    best = z.max()
+    cand = np.arange(len(z))
+    for w in _TOP_K_WINDOWS:
+        inside = np.flatnonzero(z >= best - w)
+        if len(inside) >= k:
+            cand = inside
+            break
+    if len(cand) > k:
+        cand = cand[np.argpartition(-z[cand], k - 1)[:k]]
+    return cand[np.argsort(-z[cand], kind="stable")]
+
+
+def truncate(logits: np.ndarray, p: GenerationParams) -> tuple[np.ndarray, np.ndarray]:
+    """The sampling candidates after temperature, top-k → top-p → min-p (the order of
+    llama.cpp's sampler chain): token ids, most likely first, and their float64
+    probabilities renormalised over top-k only (min-p may leave them summing below 1;
+    samplers draw from the mass that is left). Needs `p.temperature > 0`.
+
+    >>> idx, probs = truncate(np.log(np.array([0.5, 0.3, 0.15, 0.05])),
+    ...                       GenerationParams(temperature=1.0, top_k=3, top_p=0.7))
+    >>> list(idx), [round(x, 3) for x in probs]
+    ([0, 1], [0.526, 0.316])
+    """
     z = logits / p.temperature
-    if 0 < p.top_k < len(z):  # partial sort: O(V) instead of O(V log V) per step
-        idx = np.argpartition(-z, p.top_k)[: p.top_k]
-        idx = idx[np.argsort(-z[idx])]
-    else:
-        idx = np.argsort(-z)
-    probs = np.exp(z[idx] - z[idx[0]])
+    idx = top_k_indices(z, p.top_k) if 0 < p.top_k < len(z) else np.argsort(-z, kind="stable")
+    zi = z[idx].astype(np.float64)
+    probs = np.exp(zi - zi[0])
     probs /= probs.sum()
     if p.top_p < 1.0:
         keep = int(np.searchsorted(np.cumsum(probs), p.top_p) + 1)
@@ -140,8 +174,7 @@ def _pick(logits: np.ndarray, p: GenerationParams, rng: np.random.Generator) -> 
     if p.min_p > 0:
         mask = probs >= p.min_p * probs[0]
         idx, probs = idx[mask], probs[mask]
-    probs = probs / probs.sum()
-    return int(idx[rng.choice(len(idx), p=probs)])
+    return idx, probs
 
 
 def _hits_stop(llm: llama_cpp.Llama, tokens: list[int], stops: Sequence[str]) -> bool:

@@ -89,18 +89,34 @@ def test_state_cache_keys_by_token_sequence_and_returns_frozen_rows() -> None:
 
 def test_top_k_is_exact_and_top_p_keeps_the_smallest_sufficient_set() -> None:
     from kgrag.llm.base import GenerationParams
-    from kgrag.llm.eos_states import _top_k, _truncated_cdf
+    from kgrag.llm.batched import top_k_indices
+    from kgrag.llm.eos_states import _truncated_cdf
 
     rng = np.random.default_rng(3)
-    for scale in (0.3, 3.0, 30.0):  # flat to peaked: every window path of _top_k
+    for scale in (0.3, 3.0, 30.0):  # flat to peaked: every window path of top_k_indices
         z = (rng.normal(size=20_000) * scale).astype(np.float32)
         for k in (1, 50):
-            got = _top_k(z, k)
+            got = top_k_indices(z, k)
             assert list(z[got]) == sorted(z, reverse=True)[:k]
     logits = np.log(np.array([0.5, 0.3, 0.15, 0.05], dtype=np.float32))
     idx, cdf = _truncated_cdf(logits, GenerationParams(temperature=1.0, top_k=3, top_p=0.7))
     assert list(idx) == [0, 1]  # 0.5 < 0.7 <= 0.5 + 0.3, after top-3 renormalisation
     assert list(cdf) == pytest.approx([0.5 / 0.95, 0.8 / 0.95])  # sampled as u * cdf[-1]
+
+
+def test_both_samplers_draw_from_the_one_truncation() -> None:
+    from kgrag.llm.base import GenerationParams
+    from kgrag.llm.batched import _pick, truncate
+
+    logits = np.log(np.array([0.4, 0.25, 0.2, 0.1, 0.05]))
+    params = GenerationParams(temperature=1.0, top_k=4, top_p=0.8, min_p=0.55)
+    idx, probs = truncate(logits, params)
+    # top-4 renormalised over 0.95, top-p 0.8 keeps three, min-p 0.55 * p(0) drops p = 0.2
+    assert list(idx) == [0, 1] and list(probs) == pytest.approx([0.4 / 0.95, 0.25 / 0.95])
+    rng = np.random.default_rng(0)
+    picks = [_pick(logits, params, rng) for _ in range(400)]
+    assert set(picks) == {0, 1} and 0.55 < picks.count(0) / 400 < 0.7  # 0.4 / 0.65 = 0.615
+    assert _pick(logits, GenerationParams(temperature=0.0), rng) == 0
 
 
 def test_protocol_engine_scores_non_empty_samples_and_caches_by_text() -> None:
