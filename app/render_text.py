@@ -1,5 +1,6 @@
 """Renderers for the text methods' traces: SeaKR's uncertainty and retrieval decisions,
-candidate re-ranking, MetaRAG's rounds, and retrieved passages. Pure functions, no Streamlit.
+candidate re-ranking, MetaRAG's and IM-RAG's rounds, and retrieved passages. Pure
+functions, no Streamlit.
 
 The text methods' traces are read by the data they carry, not by stage name, so a method
 that records, for instance, `{"uncertainty": -5.1, "threshold": -6.0, "retrieve": true}`
@@ -25,7 +26,7 @@ DECISION_KEYS = ("retrieve", "retrieved", "decision", "action", "status")
 CANDIDATE_KEYS = ("candidates", "docs", "documents")
 CHOSEN_KEYS = ("chosen", "selected", "best", "choice")
 ROUND_KEYS = ("monitor", "diagnosis", "plan", "action", "critique", "reflection")
-ROUND_TEXT_KEYS = (*ROUND_KEYS, "answer", "reason")
+ROUND_TEXT_KEYS = (*ROUND_KEYS, "query", "answer", "reason", "progress")  # + IM-RAG rounds
 CANDIDATE_NUMBERS = ("rank", "score", "uncertainty")
 
 

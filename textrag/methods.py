@@ -107,12 +107,15 @@ FACTORIES: dict[str, MethodFactory] = {
 
 
 def _register_adaptive() -> None:
-    """SeaKR (and its Table 3 ablations) and MetaRAG register beside the baselines."""
+    """SeaKR (and its Table 3 ablations), MetaRAG and IM-RAG (and its Table 3
+    ablations) register beside the baselines."""
+    from textrag.imrag import IMRAG_FACTORIES
     from textrag.metarag import METARAG_FACTORIES
     from textrag.seakr import SEAKR_FACTORIES
 
     FACTORIES.update(SEAKR_FACTORIES)
     FACTORIES.update(METARAG_FACTORIES)
+    FACTORIES.update(IMRAG_FACTORIES)
 
 
 _register_adaptive()
