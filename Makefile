@@ -6,8 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_MODEL ?= qwen2.5-coder-0.5b
 DEMO_APP ?= 1
+E2E_CHROMIUM ?= /usr/bin/chromium
+E2E_STAMP := app/e2e/node_modules/.installed
 
-.PHONY: install demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
+.PHONY: install e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
@@ -21,12 +23,27 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+# The browser test (tests/e2e, marked slow) drives Debian's chromium with playwright-core
+# from app/e2e (`npx playwright install` cannot download browsers here). ~1-2 min once.
+e2e-deps: $(E2E_STAMP)
+	@if [ ! -x $(E2E_CHROMIUM) ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "$(E2E_CHROMIUM) is missing: sudo apt-get install -y chromium"; exit 1; fi; \
+	  echo "installing Debian chromium for the browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@$(E2E_CHROMIUM) --version
+
+$(E2E_STAMP): app/e2e/package.json app/e2e/package-lock.json
+	@command -v npm >/dev/null || { echo "Node.js 20+ and npm are needed for the browser test"; exit 1; }
+	npm ci --prefix app/e2e --no-audit --no-fund
+	@touch $@
+
 demo: install
 	@if [ "$(DEMO_APP)" = "0" ]; then $(BIN)/kgrag demo --no-app; else $(BIN)/kgrag demo; fi
 
 # Unit tests, then integration tests against the real Neo4j (started by the launcher
-# unless NEO4J_URI is set), then slow tests with a real GGUF model.
-test: install
+# unless NEO4J_URI is set), then slow tests with a real GGUF model (the browser test too).
+test: install e2e-deps
 	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Neo4j (apt-get install maven)"; exit 1; }
 	$(BIN)/kgrag models fetch $(TEST_MODEL) smollm2-135m
 	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/kgrag neo4j start; fi
@@ -52,4 +69,4 @@ bench: install
 	$(BIN)/kgrag bench model
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-output
+	rm -rf $(VENV) .pytest_cache test-output app/e2e/node_modules
