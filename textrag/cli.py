@@ -3,26 +3,33 @@
     kgrag corpus load [--file F] [--limit N] [--batch-size B]
     kgrag corpus stats
     kgrag corpus bench [--queries 100] [--load-sample 1000]
+    kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
 
-The root CLI adds this group with `register(app)`.
+The root CLI adds these groups with `register(app)`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
+if TYPE_CHECKING:
+    from textrag.seakr_calibrate import SeakrCalibration
+
 corpus_app = typer.Typer(no_args_is_help=True,
                          help="Load and inspect the passage corpus of the text methods.")
+calibrate_app = typer.Typer(no_args_is_help=True,
+                            help="Calibrate method thresholds for the configured model.")
 console = Console()
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `corpus` command group to the root `kgrag` app."""
+    """Add the `corpus` and `calibrate` command groups to the root `kgrag` app."""
     app.add_typer(corpus_app, name="corpus")
+    app.add_typer(calibrate_app, name="calibrate")
 
 
 @corpus_app.command("load")
@@ -70,3 +77,52 @@ def corpus_bench(
     from textrag.bench import bench_retrieval
 
     bench_retrieval(Platform(), console, queries=queries, load_sample=load_sample)
+
+
+@calibrate_app.command("seakr")
+def calibrate_seakr(
+    model: Annotated[str | None, typer.Option(help="Chat model (registry name or .gguf); "
+                                              "default KGRAG_MODEL__CHAT.")] = None,
+    n: Annotated[int, typer.Option(min=2, help="Calibration questions: the first N of "
+                                   "CommonsenseQA train (never a *_dev300 file).")] = 300,
+    out: Annotated[Path | None, typer.Option(help="Write the JSON here instead of "
+                                             "$KGRAG_HOME/calibration/seakr-<model>.json, "
+                                             "the file SeaKR reads.")] = None,
+) -> None:
+    """Fit SeaKR's retrieval threshold δ for a model and save it where SeaKR reads it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from kgrag.cli import _platform
+    from textrag.seakr_calibrate import calibrate_platform, calibration_path
+
+    p = _platform(model)
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task(f"SeaKR calibration on {p.settings.model.chat}", total=n)
+        cal, path = calibrate_platform(
+            p, n, out, progress=lambda i, total: bar.update(task, completed=i, total=total))
+    _print_calibration(cal)
+    default = calibration_path(p.settings.home, p.settings.model.chat)
+    where = "SeaKR reads it by default" if path == default else \
+        f"SeaKR reads {default}, not this file"
+    console.print(f"saved to {path} ({where})", soft_wrap=True)
+
+
+def _print_calibration(cal: SeakrCalibration) -> None:
+    from statistics import median
+
+    from textrag.seakr_calibrate import best_cut
+
+    best = best_cut(cal.cuts)
+    right = [pt.uncertainty for pt in cal.points if pt.correct]
+    wrong = [pt.uncertainty for pt in cal.points if not pt.correct]
+    kept = "n/a" if best.accuracy_kept is None else f"{best.accuracy_kept:.1%}"
+    console.print(
+        f"δ = {cal.threshold:.4f} for {cal.model} (paper: -6.0 for LLaMA-2-7B)\n"
+        f"  from {cal.source}: closed-book accuracy {cal.accuracy:.1%} "
+        f"({len(right)} right, {len(wrong)} wrong)\n"
+        f"  median U: right {median(right):.3f}, wrong {median(wrong):.3f}\n"
+        f"  at δ: Youden J {best.youden:.3f} = P(U>δ | wrong) {best.wrong_retrieved:.1%} "
+        f"- P(U>δ | right) {best.right_retrieved:.1%}; retrieves for "
+        f"{best.retrieve_rate:.1%} of questions; accuracy of the kept answers {kept}\n"
+        f"  estimator: {cal.settings}", soft_wrap=True)

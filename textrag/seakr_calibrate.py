@@ -6,8 +6,10 @@ Wikipedia-QA training split (the HotpotQA/2Wiki/NQ files are evaluation data and
 not be tuned on), so the default calibration split is the **first N questions of
 `commonsense/csqa_train.jsonl`** (CommonsenseQA train, a knowledge-source file that
 shares no question with any evaluation file), asked as short-answer questions with their
-five options inline. It is a domain shift from multi-hop Wikipedia questions; any other
-Question list with gold answers can be passed instead.
+five options inline. Every calibration checks that none of them (by id or text) is in a
+`*_dev300` evaluation file (`check_disjoint_from_evaluation`). It is a domain shift from
+multi-hop Wikipedia questions; any other Question list with gold answers can be passed
+to `calibrate_seakr` instead.
 
 Per question: the closed-book SeaKR prompt (exemplars, no context); U of the first
 pseudo-generated step (one sentence, stop ". ": the generation that δ is compared with in
@@ -36,10 +38,12 @@ from typing import TYPE_CHECKING, Literal
 
 from eval.normalize import normalize_answer
 from eval.parsing import parse_question_choice
-from kgrag.llm.base import ChatModel
+from kgrag.errors import KgragError
+from kgrag.llm.base import ChatModel, require
 from kgrag.types import Question
 from textrag.seakr import (
     BASE_STOPS,
+    SeaKR,
     SeakrConfig,
     default_engine,
     exemplar_prefix,
@@ -92,12 +96,58 @@ class SeakrCalibration:
 
 def calibration_questions(data_dir: Path, n: int = 300) -> list[Question]:
     """The first `n` CommonsenseQA training questions, options written into the text as
-    "(A) …" (no full stops: SeaKR turns a question's full stops into spaces)."""
+    "(A) …" (no full stops: SeaKR turns a question's full stops into spaces). Raises
+    `CalibrationLeak` if any of them is also in an evaluation file (`*_dev300`)."""
     from eval.datasets import read_questions
 
     loaded = read_questions(Path(data_dir) / CALIBRATION_FILE, dataset="csqa_train", limit=n)
+    if len(loaded.questions) < n:
+        raise ValueError(f"{CALIBRATION_FILE} has only {len(loaded.questions)} usable "
+                         f"questions; asked for {n}")
+    check_disjoint_from_evaluation(loaded.questions, data_dir)
     return [q.model_copy(update={"text": f"{q.text} Answer choices: " + " ".join(
         f"({c.label}) {c.text}" for c in q.choices)}) for q in loaded.questions]
+
+
+class CalibrationLeak(KgragError):
+    """A calibration question is also an evaluation question (δ would be tuned on it)."""
+
+
+def _question_key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def check_disjoint_from_evaluation(questions: Sequence[Question], data_dir: Path) -> int:
+    """Raise `CalibrationLeak` when a question shares its id or its text (case and spacing
+    ignored) with a question of any `*_dev300` file under `data_dir`; else return how
+    many evaluation questions were compared. Run on every calibration, not only in tests:
+    the data folder is shared and may change."""
+    from eval.datasets import read_questions
+
+    files = sorted(Path(data_dir).rglob("*_dev300.jsonl*"))
+    if not files:
+        raise KgragError(f"no *_dev300 evaluation file under {data_dir}: cannot check that "
+                         "the calibration split is disjoint from them",
+                         hint="point KGRAG_DATA_DIR at the shared data folder")
+    ids, texts, compared = set(), set(), 0
+    quiet = logging.getLogger("eval.datasets")  # its data-quality notes are not ours to show
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        loaded = [read_questions(f) for f in files]
+    finally:
+        quiet.setLevel(level)
+    for dataset in loaded:
+        for q in dataset.questions:
+            ids.add(q.id)
+            texts.add(_question_key(q.text))
+            compared += 1
+    clash = [q.id for q in questions if q.id in ids or _question_key(q.text) in texts]
+    if clash:
+        raise CalibrationLeak(f"{len(clash)} calibration questions are also evaluation "
+                              f"questions (*_dev300): {', '.join(clash[:5])}",
+                              hint="calibrate on questions that no evaluation file holds")
+    return compared
 
 
 def is_correct(answer: str | None, question: Question) -> bool:
@@ -117,6 +167,7 @@ def calibrate_seakr(model: ChatModel, questions: Sequence[Question], *,
                     level: Literal["step", "answer"] = "step",
                     progress: Callable[[int, int], None] | None = None) -> SeakrCalibration:
     """Score the closed-book answers of `questions` and pick δ (see the module doc)."""
+    require(model, SeaKR.needs, "SeaKR calibration")
     config = config or SeakrConfig()
     engine = engine or default_engine(model, config.uncertainty,
                                       prefix=exemplar_prefix(config.n_shot))
@@ -158,8 +209,9 @@ def threshold_table(points: Sequence[CalibrationPoint]) -> list[Cut]:
     wrong = [p for p in points if not p.correct]
     right = [p for p in points if p.correct]
     if not wrong or not right:
-        raise ValueError(f"calibration needs right and wrong answers; got {len(right)} right "
-                         f"and {len(wrong)} wrong of {len(points)}")
+        raise KgragError(f"calibration needs right and wrong answers; got {len(right)} right "
+                         f"and {len(wrong)} wrong of {len(points)}",
+                         hint="calibrate on more questions (--n)")
     us = sorted({p.uncertainty for p in points})
     cands = [(a + b) / 2 for a, b in zip(us, us[1:], strict=False)] or [us[0]]
     cuts = []
@@ -216,13 +268,17 @@ def calibrated_threshold(home: Path, model_name: str, config: SeakrConfig | None
     return float(data["threshold"])
 
 
-def calibrate_platform(platform: Platform, n: int = 300,
+def calibrate_platform(platform: Platform, n: int = 300, out: Path | None = None,
                        progress: Callable[[int, int], None] | None = None
                        ) -> tuple[SeakrCalibration, Path]:
     """What `kgrag calibrate seakr` runs: the first `n` CommonsenseQA training questions
-    on the configured chat model; the result is saved where the SeaKR factories read it."""
+    on the configured chat model, saved to `out` or, by default, where the SeaKR
+    factories read it (`calibration_path`). A backend without hidden states, parallel
+    samples or logprobs is refused before any question is read."""
+    model = platform.chat_model
+    require(model, SeaKR.needs, "SeaKR calibration")
     questions = calibration_questions(platform.settings.data_dir, n)
-    cal = calibrate_seakr(platform.chat_model, questions, progress=progress)
-    path = calibration_path(platform.settings.home, platform.settings.model.chat)
+    cal = calibrate_seakr(model, questions, progress=progress)
+    path = out or calibration_path(platform.settings.home, platform.settings.model.chat)
     save_calibration(cal, path)
     return cal, path

@@ -12,10 +12,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from kgrag.errors import ModelError
+from kgrag.errors import KgragError, ModelError
 from kgrag.llm.base import Capabilities
 from kgrag.llm.eos_states import EosStateCache
 from kgrag.llm.scripted import ScriptedModel
+from kgrag.platform import Platform
 from kgrag.types import Passage, Question
 from textrag.retrieval import Retrieved
 from textrag.seakr import SeaKR, SeakrConfig
@@ -242,6 +243,20 @@ def test_capabilities_are_refused_at_construction() -> None:
             SeaKR(ScriptedModel([], capabilities=caps), DictRetriever(P))
 
 
+def test_http_backend_is_refused_at_construction_with_a_clear_message(tmp_path) -> None:
+    from kgrag.config import Settings
+    from kgrag.llm.openai_http import OpenAICompatibleModel
+
+    http = OpenAICompatibleModel("http://127.0.0.1:9/v1", model="m")  # never contacted
+    with pytest.raises(ModelError, match="seakr needs parallel_samples, hidden_states") as e:
+        SeaKR(http, DictRetriever(P))
+    assert "KGRAG_MODEL__BACKEND=llama" in e.value.hint
+    # through the composition root, as `kgrag ask --method seakr-gold` builds it
+    settings = Settings(home=tmp_path, model={"backend": "openai"})  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match="hidden_states"):
+        Platform(settings).method("seakr-gold")
+
+
 def test_retrieval_decision_at_the_threshold() -> None:
     def respond(tail: str, stop: tuple[str, ...], u: bool) -> StepOutput:
         if "Context:" in tail and "Answer:" in tail and stop[-1] == ". ":
@@ -427,7 +442,7 @@ def test_threshold_separates_wrong_from_right_answers() -> None:
 def test_calibration_needs_both_outcomes() -> None:
     from textrag.seakr_calibrate import CalibrationPoint, threshold_table
 
-    with pytest.raises(ValueError, match="right and wrong"):
+    with pytest.raises(KgragError, match="right and wrong"):
         threshold_table([CalibrationPoint("a", -6.0, True, "x")])
 
 
