@@ -6,7 +6,11 @@
     <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
 
 An interrupted run resumes by (method, question id). A run directory written by another
-code or model version is refused (say `--force` to mix knowingly, which is recorded).
+configuration (dataset, domain, model, prompts, Cypher, seed) is refused (say `--force`
+to mix knowingly, which is recorded). Another code version (git revision) may add to a
+run, since most commits do not touch a method; every version that wrote into the run is
+listed in config.json and the report says so when there is more than one. Dataset
+lines that could not be read are recorded with their line numbers and reported too.
 
 >>> run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
 """
@@ -57,6 +61,12 @@ class RunConfig(BaseModel):
     cypher_digest: str
     settings: dict[str, Any] = Field(default_factory=dict)
     forced_mix: list[str] = Field(default_factory=list)
+    code_versions: list[str] = Field(default_factory=list)  # every version that wrote here
+    dataset_problems: list[str] = Field(default_factory=list)  # "line N: why", skipped
+
+    @property
+    def code_version(self) -> str:
+        return f"{self.kgrag_version}+{self.git_revision or 'unknown'}"
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for two sessions to write into one run."""
@@ -74,9 +84,12 @@ class RunLine(BaseModel):
 
 
 def prompts_digest() -> str:
-    """sha256 over every prompt template file of the project."""
+    """sha256 over every prompt template a method uses. The scorer's own prompts
+    (eval/prompts, G-Eval) are left out: they do not change predictions."""
     h = hashlib.sha256()
     for path in sorted(ROOT.glob("*/prompts/*.txt")):
+        if path.parent.parent.name == "eval":
+            continue
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -128,6 +141,14 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
                 hint="use a new --out directory, or --force to mix them knowingly")
         config.methods = sorted(set(old.methods) | set(config.methods))
         config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
+        versions = old.code_versions or [old.code_version]
+        config.code_versions = versions + [v for v in [config.code_version]
+                                           if v not in versions]
+        if len(config.code_versions) > len(versions):
+            log.warning("%s was written by %s; this is %s (the report will say so)", out,
+                        ", ".join(versions), config.code_version)
+    else:
+        config.code_versions = [config.code_version]
     path.write_text(config.model_dump_json(indent=2))
 
 
@@ -141,6 +162,8 @@ def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None
     questions = loaded.questions
     domain = domain or questions[0].domain
     config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
+    config.dataset_problems = [f"line {pr.line}: {pr.message}" for pr in loaded.problems
+                               if pr.skipped]
     prepare_run(out, config, force)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions)
@@ -180,7 +203,13 @@ def read_run(run: Path) -> tuple[RunConfig, list[RunLine]]:
     if not cfg_path.is_file():
         raise KgragError(f"{run} is not a run directory (no config.json)",
                          hint="create one with `kgrag eval --out DIR`")
-    config = RunConfig.model_validate_json(cfg_path.read_text())
+    try:
+        config = RunConfig.model_validate_json(cfg_path.read_text())
+    except ValueError as e:
+        raise KgragError(f"{cfg_path} is not a run configuration this kgrag version reads "
+                         f"({str(e).splitlines()[0]})",
+                         hint="score it with the kgrag version that wrote it (see its "
+                         "git_revision), or re-run the evaluation into a new --out") from e
     lines: dict[tuple[str, str], RunLine] = {}
     path = run / "predictions.jsonl"
     if path.is_file():

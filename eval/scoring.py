@@ -17,14 +17,19 @@ from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 from statistics import median
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.parsing import extract_answer, parse_question_choice
-from eval.runner import RunLine, read_run
+from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
+
+if TYPE_CHECKING:
+    from eval.geval import GEvalJudge, GevalRecord
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +38,15 @@ class Interval(BaseModel):
     mean: float
     low: float
     high: float
+
+
+class GevalSummary(BaseModel):
+    """One method's G-Eval: per-dimension means on the 1–5 scale with 95% CIs."""
+
+    scores: dict[str, Interval]
+    answers: int  # answers G-Eval applied to
+    empty: int = 0  # empty/failed answers, scored 1 without a judge call
+    unparsed: int = 0  # (answer, dimension) replies without a score token, not averaged
 
 
 class MethodMetrics(BaseModel):
@@ -49,6 +63,7 @@ class MethodMetrics(BaseModel):
     recall: float | None = None
     rouge_l: Interval | None = None
     bertscore_f1: Interval | None = None
+    geval: GevalSummary | None = None
     errors: int = 0
     llm_calls: float = 0.0
     prompt_tokens: float = 0.0
@@ -74,6 +89,7 @@ class RunMetrics(BaseModel):
     model: str
     methods: dict[str, MethodMetrics]
     pairs: list[PairTest] = Field(default_factory=list)
+    geval: GevalCost | None = None  # the judge and its cost per answer
     notes: list[str] = Field(default_factory=list)
 
 
@@ -164,14 +180,19 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
     return tests
 
 
-def score_run(run: Path, *, bertscore: bool = False) -> RunMetrics:
-    """Score every method of a run directory and write metrics.json beside it."""
+def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = None,
+              progress: bool = False) -> RunMetrics:
+    """Score every method of a run directory and write metrics.json beside it.
+
+    With a `judge`, open-ended answers and explanations also get G-Eval (judged pairs are
+    kept in `<run>/geval.jsonl`, so an interrupted scoring resumes)."""
     config, lines = read_run(run)
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for line in lines:
         by_method[line.prediction.method].append(line)
     order = [m for m in config.methods if m in by_method]
     methods, scores, qids = {}, {}, {}
+    judged: list[GevalRecord] = []
     for name in order:
         group = sorted(by_method[name], key=lambda ln: ln.question.id)
         methods[name], scores[name] = score_method(name, group)
@@ -181,9 +202,46 @@ def score_run(run: Path, *, bertscore: bool = False) -> RunMetrics:
 
             methods[name].bertscore_f1 = _interval(bertscore_f1(
                 [ln.prediction.answer for ln in group], [ln.question.answers for ln in group]))
+        if judge is not None:
+            methods[name].geval, records = _geval(judge, run, name, group, progress)
+            judged += records
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
                          methods=methods, pairs=pair_tests(order, scores, qids))
-    if config.forced_mix:
-        metrics.notes.append(f"run mixes configurations: {config.forced_mix}")
+    if judge is not None:
+        from eval.geval import geval_cost
+
+        metrics.geval = geval_cost(judge, judged)
+    metrics.notes += run_notes(config)
     (run / "metrics.json").write_text(metrics.model_dump_json(indent=2))
     return metrics
+
+
+def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], progress: bool
+           ) -> tuple[GevalSummary | None, list[GevalRecord]]:
+    from eval.geval import GevalCache, judge_method
+
+    result, records = judge_method(judge, GevalCache(run / "geval.jsonl"), method, lines,
+                                   progress=progress)
+    if not result.answers:
+        return None, records
+    summary = GevalSummary(
+        scores={d: _interval(v) for d, v in result.values.items() if v},
+        answers=result.answers, empty=result.empty, unparsed=result.unparsed)
+    return summary, records
+
+
+def run_notes(config: RunConfig) -> list[str]:
+    """What a reader must know about how a run was written (mixed configurations or code
+    versions, dataset lines skipped)."""
+    notes = []
+    if config.forced_mix:
+        notes.append(f"run mixes configurations: {config.forced_mix}")
+    if len(config.code_versions) > 1:
+        notes.append(f"predictions were written by {len(config.code_versions)} code versions "
+                     f"({', '.join(config.code_versions)}); compare rows with care")
+    if config.dataset_problems:
+        shown = "; ".join(config.dataset_problems[:5])
+        more = len(config.dataset_problems) - 5
+        notes.append(f"{len(config.dataset_problems)} dataset lines skipped: {shown}"
+                     + (f" (and {more} more)" if more > 0 else ""))
+    return notes

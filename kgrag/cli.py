@@ -251,12 +251,22 @@ def eval_(
 def score(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
     bertscore: Annotated[bool, typer.Option(help="Also BERTScore (open-ended).")] = False,
+    geval: Annotated[bool, typer.Option(help="Also G-Eval (open-ended answers and "
+                                             "explanations) with a local judge.")] = False,
+    judge: Annotated[str | None, typer.Option(help="G-Eval judge model (default: the "
+                                                   "configured chat model).")] = None,
 ) -> None:
     """Score a run's predictions into metrics.json (a separate pass)."""
     from eval.report import markdown
     from eval.scoring import score_run
 
-    console.print(markdown(score_run(run, bertscore=bertscore)))
+    g = None
+    if geval or judge:
+        from eval.geval import load_judge
+        from kgrag.config import load_settings
+
+        g = load_judge(load_settings(), judge)
+    console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True)))
 
 
 @app.command()

@@ -1,7 +1,8 @@
 """A deterministic fake model for unit tests of control flow (never of quality).
 
 It replays a script of replies in order and raises when the script runs out, so a
-test fails if a method makes an extra LLM call. It also records every prompt.
+test fails if a method makes an extra LLM call. It also records every prompt. A scripted
+reply is a string, or a whole `Generation` (e.g. with scripted token log-probabilities).
 
 >>> m = ScriptedModel(["A. forest"])
 >>> m.chat([Message("user", "…")], GenerationParams()).text
@@ -24,7 +25,7 @@ class ScriptExhausted(AssertionError):
 class ScriptedModel:
     def __init__(
         self,
-        replies: Sequence[str],
+        replies: Sequence[str | Generation],
         *,
         capabilities: Capabilities | None = None,
         hidden: dict[str, np.ndarray] | None = None,
@@ -45,7 +46,10 @@ class ScriptedModel:
         self.prompts.append(list(messages))
         if not self._replies:
             raise ScriptExhausted(f"unscripted call #{len(self.prompts)}: {messages[-1].content!r}")
-        text = self._replies.pop(0)
+        reply = self._replies.pop(0)
+        if isinstance(reply, Generation):
+            return reply
+        text = reply
         prompt_tokens = sum(len(m.content.split()) for m in messages)
         return Generation(text, prompt_tokens, len(text.split()))
 

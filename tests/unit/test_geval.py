@@ -1,0 +1,161 @@
+"""G-Eval with a scripted judge: the weighting over a scripted next-token distribution,
+the position of the score token, the policies, the cache, and the capability errors.
+Control flow only: a scripted judge says nothing about the quality of G-Eval."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from eval.geval import DIMENSIONS, GEvalJudge, GevalItem, geval_item, load_judge
+from eval.runner import RunConfig, RunLine
+from eval.scoring import score_run
+from kgrag.config import Settings
+from kgrag.errors import ModelError
+from kgrag.llm.base import Capabilities, Generation, TokenLogprob
+from kgrag.llm.scripted import ScriptedModel, ScriptExhausted
+from kgrag.types import Choice, Prediction, Question, Usage
+
+LOGPROBS = Capabilities(logprobs=True)
+ITEM = GevalItem("What is acne?", "Acne is a skin condition.", "Acne is a skin disease.")
+
+
+def reply(dist: dict[str, float], prefix: tuple[str, ...] = (), tokens: int = 12) -> Generation:
+    """A judge reply: `prefix` tokens, then the argmax of `dist` with `dist` as its top."""
+    other = (("Co", math.log(0.9)), ("-", math.log(0.1)))
+    steps = [TokenLogprob(t, math.log(0.9), other) for t in prefix]
+    top = tuple((t, math.log(p)) for t, p in dist.items())
+    best = max(dist, key=lambda t: dist[t])
+    steps.append(TokenLogprob(best, math.log(dist[best]), top))
+    return Generation("".join(prefix) + best, prompt_tokens=100, completion_tokens=tokens,
+                      logprobs=tuple(steps), seconds=0.5)
+
+
+def test_score_is_the_probability_weighted_sum_over_score_tokens() -> None:
+    model = ScriptedModel([reply({"4": 0.5, "5": 0.3, "3": 0.1, "\n": 0.1})],
+                          capabilities=LOGPROBS)
+    s = GEvalJudge(model, dimensions=("coherence",)).score(ITEM, "coherence")
+    assert s.score == pytest.approx((4 * 0.5 + 5 * 0.3 + 3 * 0.1) / 0.9)
+    assert s.probabilities == pytest.approx({"3": 1 / 9, "4": 5 / 9, "5": 3 / 9})
+    prompt = model.prompts[0][-1].content
+    assert prompt.rstrip().endswith("Evaluation Form (scores ONLY):\n\n- Coherence:")
+    assert "Evaluation Steps:" in prompt and ITEM.answer in prompt
+
+
+def test_score_position_is_the_first_score_token_and_variants_merge() -> None:
+    # "Coherence: 4": the label tokens carry no score; " 4" and "4" both count for 4.
+    g = reply({" 4": 0.4, "4": 0.2, " 2": 0.4}, prefix=("Co", "herence", ":"))
+    model = ScriptedModel([g], capabilities=LOGPROBS)
+    s = GEvalJudge(model, dimensions=("fluency",)).score(ITEM, "fluency")
+    assert s.score == pytest.approx(4 * 0.6 + 2 * 0.4)
+    assert s.probabilities == pytest.approx({"2": 0.4, "4": 0.6})
+
+
+def test_reply_without_a_score_token_is_unparsed_not_guessed() -> None:
+    g = Generation("N/A", 10, 1, logprobs=(TokenLogprob("N/A", -0.1, (("N/A", -0.1),)),))
+    s = GEvalJudge(ScriptedModel([g], capabilities=LOGPROBS), dimensions=("fluency",)
+                   ).score(ITEM, "fluency")
+    assert s.score is None and s.reply == "N/A"
+
+
+def test_backend_without_logprobs_fails_at_construction_naming_the_fix() -> None:
+    with pytest.raises(ModelError, match="G-Eval needs logprobs") as e:
+        GEvalJudge(ScriptedModel([]))
+    assert "--judge" in e.value.hint and "KGRAG_MODEL__BACKEND=llama" in e.value.hint
+
+
+def test_backend_that_returns_no_logprobs_or_no_alternatives_is_an_error() -> None:
+    bare = Generation("4", 10, 1)
+    with pytest.raises(ModelError, match="no token log-probabilities"):
+        GEvalJudge(ScriptedModel([bare], capabilities=LOGPROBS)).score(ITEM, "coherence")
+    no_top = Generation("4", 10, 1, logprobs=(TokenLogprob("4", -0.1),))
+    with pytest.raises(ModelError, match="no top alternatives"):
+        GEvalJudge(ScriptedModel([no_top], capabilities=LOGPROBS)).score(ITEM, "coherence")
+
+
+def test_missing_judge_model_names_how_to_get_it(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, data_dir=tmp_path)
+    with pytest.raises(ModelError, match="not fetched") as e:
+        load_judge(settings, "qwen2.5-coder-0.5b")
+    assert "kgrag models fetch qwen2.5-coder-0.5b" in e.value.hint
+
+
+def _mcq(answer_text: str) -> tuple[Question, str]:
+    q = Question(id="m", text="Where is a fox?", kind="multiple_choice", answers=["B"],
+                 choices=[Choice(label="A", text="sea"), Choice(label="B", text="forest")])
+    return q, answer_text
+
+
+def test_what_is_judged() -> None:
+    q, _ = _mcq("")
+    assert geval_item(q, "B") is None  # a bare option carries no explanation
+    item = geval_item(q, "B. Foxes live in forests and dens.")
+    assert item is not None and item.reference == "The correct option is B. forest"
+    assert "B. forest" in item.question
+    short = Question(id="s", text="Who?", kind="short_answer", answers=["Ann"])
+    assert geval_item(short, "Ann is the one who did it") is None
+    open_q = Question(id="o", text="What is acne?", kind="open_ended", answers=["A skin ..."])
+    failed = geval_item(open_q, "partial", error="RuntimeError: boom")
+    assert failed is not None and failed.answer == ""  # judged by the empty-answer policy
+
+
+def _write_run(run: Path, answers: dict[str, list[str]]) -> None:
+    run.mkdir()
+    config = RunConfig(
+        dataset="medquad", dataset_path="x.jsonl", domain="medical", methods=list(answers),
+        n=None, model="m", model_backend="llama", model_sha256=None, embedding_model="e",
+        seed=42, kgrag_version="0", git_revision="abc", prompts_digest="p", cypher_digest="c",
+        code_versions=["0+abc"])
+    (run / "config.json").write_text(config.model_dump_json())
+    with (run / "predictions.jsonl").open("w") as f:
+        for method, texts in answers.items():
+            for i, text in enumerate(texts):
+                q = Question(id=f"q{i}", text=f"What is condition {i}?", dataset="medquad",
+                             kind="open_ended", answers=[f"Condition {i} is a disease."])
+                pred = Prediction(question_id=q.id, method=method, answer=text,
+                                  usage=Usage(llm_calls=1, seconds=1.0))
+                f.write(RunLine(question=q, prediction=pred).model_dump_json() + "\n")
+
+
+def test_score_run_adds_geval_means_cost_and_resumes_from_the_cache(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", ""], "cot": ["It is a disease."]})
+    # 2 non-empty answers x 4 dimensions = 8 judge calls; the empty answer costs none.
+    dists = [{"5": 1.0}] * 4 + [{"3": 0.5, "4": 0.5}] * 4
+    model = ScriptedModel([reply(d) for d in dists], capabilities=LOGPROBS, name="judge-x")
+    metrics = score_run(run, judge=GEvalJudge(model))
+    assert model.remaining == 0
+    llm, cot = metrics.methods["llm"].geval, metrics.methods["cot"].geval
+    assert llm is not None and cot is not None
+    assert set(llm.scores) == set(DIMENSIONS)
+    assert llm.scores["coherence"].mean == pytest.approx((5 + 1) / 2)  # empty answer → 1
+    assert (llm.answers, llm.empty, cot.answers) == (2, 1, 1)
+    assert cot.scores["relevance"].mean == pytest.approx(3.5)
+    assert metrics.geval is not None and metrics.geval.judge == "judge-x"
+    assert metrics.geval.answers == 2 and metrics.geval.llm_calls_per_answer == 4
+    assert metrics.geval.prompt_tokens_per_answer == 400
+    assert metrics.geval.seconds_per_answer == pytest.approx(2.0)
+    saved = json.loads((run / "metrics.json").read_text())
+    assert saved["methods"]["llm"]["geval"]["scores"]["fluency"]["mean"] == pytest.approx(3.0)
+    # Rescoring reads every judged pair from geval.jsonl: the empty script is never asked.
+    again = score_run(run, judge=GEvalJudge(ScriptedModel([], capabilities=LOGPROBS,
+                                                          name="judge-x")))
+    assert again.methods["cot"].geval == cot
+    # Another judge is another measurement: it is asked again (and here runs out).
+    with pytest.raises(ScriptExhausted):
+        score_run(run, judge=GEvalJudge(ScriptedModel([], capabilities=LOGPROBS, name="y")))
+
+
+def test_unparsed_replies_are_counted_and_left_out_of_the_mean(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["A disease.", "Another disease."]})
+    junk = Generation("?", 10, 1, logprobs=(TokenLogprob("?", -0.1, (("?", -0.1),)),))
+    script = [reply({"2": 1.0})] * 4 + [junk] + [reply({"4": 1.0})] * 3
+    m = score_run(run, judge=GEvalJudge(ScriptedModel(script, capabilities=LOGPROBS)))
+    g = m.methods["llm"].geval
+    assert g is not None and g.unparsed == 1
+    assert g.scores["coherence"].mean == pytest.approx(2.0)  # only the parsed reply
+    assert g.scores["fluency"].mean == pytest.approx(3.0)
