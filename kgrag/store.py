@@ -91,8 +91,12 @@ class GraphStore:
         timeout_s: float = 10.0,
     ) -> GraphStore:
         """Open a driver; with `verify`, fail now (with a hint) if the server is not usable."""
+        # UNRECOGNIZED: "property key does not exist" on a domain not built yet (e.g.
+        # `merged_keys` before any entity resolution) is expected, not worth a log warning.
         driver = neo4j.GraphDatabase.driver(
-            uri, auth=(user, password), connection_timeout=timeout_s, max_connection_pool_size=16
+            uri, auth=(user, password), connection_timeout=timeout_s, max_connection_pool_size=16,
+            notifications_disabled_classifications=[
+                neo4j.NotificationDisabledClassification.UNRECOGNIZED],
         )
         store = cls(driver, database, uri)
         if verify:
