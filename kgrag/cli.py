@@ -403,11 +403,14 @@ def graph_stats(
 
 
 def _register_parts() -> None:
-    """Commands that live with their parts: `kgrag corpus …` (textrag), `kgrag app`."""
+    """Commands that live with their parts: `kgrag corpus …` (textrag), `kgrag app`,
+    `kgrag sweep` (eval)."""
     from app.cli import app_command
+    from eval.cli import register as register_eval
     from textrag.cli import register
 
     register(app)
+    register_eval(app)
     app.command("app")(app_command)
 
 

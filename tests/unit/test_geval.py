@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.geval import DIMENSIONS, GEvalJudge, GevalItem, geval_item, load_judge
+from eval.geval import DIMENSIONS, GevalItem, GEvalJudge, geval_item, load_judge
 from eval.runner import RunConfig, RunLine
 from eval.scoring import score_run
 from kgrag.config import Settings

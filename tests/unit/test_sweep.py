@@ -1,0 +1,138 @@
+"""`kgrag sweep` with scripted models: parameter validation, one resumable run per value
+with that value in its recorded MetaKGConfig, scoring and the sensitivity plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.plots import plot_sensitivity
+from eval.runner import read_run
+from eval.sweep import parse_values, read_manifest, run_sweep, score_sweep, value_dir
+from kgrag.baselines import LLMOnly
+from kgrag.config import Settings
+from kgrag.errors import KgragError
+from kgrag.llm.scripted import ScriptedModel
+from metakg.config import MetaKGConfig
+
+QUESTIONS = [
+    {"id": f"q{i}", "question": {"stem": f"Question {i}?",
+                                 "choices": [{"label": L, "text": f"opt {L}"} for L in "ABC"]},
+     "answerKey": "B"} for i in range(3)
+]
+
+
+class SweepPlatform:
+    """Settings plus a method factory whose scripted replies depend on the MetaKGConfig
+    the factory sees, so a test can tell which value each run was made with."""
+
+    def __init__(self, tmp: Path, scripts: dict[float, list[str]]) -> None:
+        self.settings = Settings(home=tmp / "home", data_dir=tmp)
+        self.scripts = scripts
+        self.built: list[float] = []
+
+    def method(self, name: str, domain: str | None) -> LLMOnly:
+        tau = self.settings.metakg.tau_coverage
+        self.built.append(tau)
+        m = LLMOnly(ScriptedModel(self.scripts.pop(tau, [])))
+        m.name = name  # type: ignore[misc]
+        return m
+
+
+@pytest.fixture()
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "csqa_small.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    return path
+
+
+def test_unknown_parameter_lists_the_valid_names() -> None:
+    with pytest.raises(KgragError, match="unknown MetaKGRAG parameter 'tau_cov'") as e:
+        parse_values("tau_cov", "0.5", MetaKGConfig())
+    for name in ("tau_coverage", "n_max", "n_starts", "tau_c", "delta"):
+        assert name in e.value.hint
+    with pytest.raises(KgragError, match="unknown"):
+        parse_values("ablation", "x", MetaKGConfig())
+
+
+def test_values_are_validated_as_the_field_type_and_range() -> None:
+    assert parse_values("n_max", "1, 3", MetaKGConfig()) == [1, 3]
+    assert parse_values("delta", "0.1,0.3", MetaKGConfig()) == [0.1, 0.3]
+    with pytest.raises(KgragError, match=r"'2.5' is not a valid value of n_max \(int\)"):
+        parse_values("n_max", "2,2.5", MetaKGConfig())
+    with pytest.raises(KgragError, match="tau_coverage"):
+        parse_values("tau_coverage", "0.6,1.5", MetaKGConfig())  # cosine range is [-1, 1]
+    with pytest.raises(KgragError, match="repeated"):
+        parse_values("n_starts", "3,3", MetaKGConfig())
+    with pytest.raises(KgragError, match="no values"):
+        parse_values("n_starts", " , ", MetaKGConfig())
+
+
+def test_sweep_runs_each_value_into_its_own_resumable_run(tmp_path: Path, dataset: Path
+                                                          ) -> None:
+    out = tmp_path / "sweep"
+    p = SweepPlatform(tmp_path, {0.4: ["A", "A", "B"], 0.6: ["B", "B", "B"]})
+    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.4, 0.6], n=None, out=out, progress=False)
+    assert p.built == [0.4, 0.6] and p.scripts == {}  # every scripted reply was used
+    assert p.settings.metakg.tau_coverage == 0.6  # the default is restored afterwards
+    for tau in (0.4, 0.6):
+        config, lines = read_run(value_dir(out, "tau_coverage", tau))
+        assert config.settings["metakg"]["tau_coverage"] == tau
+        assert {ln.prediction.method for ln in lines} == {"metakgrag"}
+    assert read_manifest(out).values == [0.4, 0.6]
+    points = score_sweep(out)
+    assert [(pt.value, pt.metric, pt.n) for pt in points] == [(0.4, "accuracy", 3),
+                                                               (0.6, "accuracy", 3)]
+    assert points[0].score.mean == pytest.approx(1 / 3) and points[1].score.mean == 1.0
+    img = plot_sensitivity("tau_coverage", {"csqa metakgrag": points}, tmp_path / "s.png")
+    assert img is not None and img.stat().st_size > 0
+    # Rerunning resumes: nothing is asked again (the scripts are empty now), and a new
+    # value is added to the same sweep.
+    p.scripts = {0.8: ["C", "C", "C"]}
+    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.4, 0.6, 0.8], n=None, out=out, progress=False)
+    assert p.scripts == {} and read_manifest(out).values == [0.4, 0.6, 0.8]
+    assert [pt.score.mean for pt in score_sweep(out)][2] == 0.0
+
+
+def test_value_directory_of_another_metakg_config_is_refused(tmp_path: Path, dataset: Path
+                                                             ) -> None:
+    out = tmp_path / "sweep"
+    p = SweepPlatform(tmp_path, {0.4: ["B"] * 3})
+    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
+    p.settings.metakg = p.settings.metakg.model_copy(update={"delta": 0.3})
+    with pytest.raises(KgragError, match="another MetaKGConfig: delta now 0.3, there 0.2"):
+        run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+                  param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
+
+
+def test_sweep_refuses_other_sweeps_and_methods_without_metakg_config(
+        tmp_path: Path, dataset: Path) -> None:
+    p = SweepPlatform(tmp_path, {})
+    with pytest.raises(KgragError, match="does not read MetaKGConfig") as e:
+        run_sweep(p, dataset=str(dataset), method="llm",  # type: ignore[arg-type]
+                  param="tau_coverage", values=[0.4], n=None, out=tmp_path / "s")
+    assert "metakgrag" in e.value.hint
+    out = tmp_path / "sweep"
+    p = SweepPlatform(tmp_path, {0.4: ["B"] * 3})
+    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
+    with pytest.raises(KgragError, match="another sweep"):
+        run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+                  param="delta", values=[0.1], n=None, out=out, progress=False)
+
+
+def test_cli_sweep_rejects_a_bad_parameter_before_any_work(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kgrag.cli import app
+
+    result = CliRunner().invoke(app, ["sweep", "--dataset", "csqa", "--param", "N_max",
+                                      "--values", "1,2", "--out", str(tmp_path / "s")])
+    assert isinstance(result.exception, KgragError)
+    assert "unknown MetaKGRAG parameter 'N_max'" in str(result.exception)
+    assert "n_max" in result.exception.hint and not (tmp_path / "s").exists()
