@@ -14,8 +14,11 @@ const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+// Without the background-networking flags Chromium keeps trying Google's hosts, which this
+// closed network refuses. playwright gives every launch a fresh, empty --user-data-dir.
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+  '--no-first-run', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync'];
 const cfg = JSON.parse(process.argv[2]);
 const report = { pages: {}, screenshots: [] };
 
@@ -135,14 +138,26 @@ async function results(page) {
 }
 
 async function neo4jBrowser(context, page) {
-  // Open the first evidence link of the Reasoning page in Neo4j Browser and run it.
-  if (!cfg.browserPassword || !cfg.methods.includes('metakgrag')) return;
+  // The last "Open in Neo4j Browser" link of the MetaKGRAG trace (the integrated evidence):
+  // its URL must carry exactly the Cypher the app shows under it, and Neo4j Browser must
+  // open with that Cypher in its editor and draw the paths when it runs.
+  if (!cfg.methods.includes('metakgrag')) return;
   await gotoPage(page, 'Reasoning');
   await page.getByRole('radiogroup').getByText('metakgrag', { exact: true }).click();
   const link = page.getByRole('link', { name: /Open in Neo4j Browser/ }).last();
   await link.waitFor({ timeout: 30_000 });
   const url = await link.getAttribute('href');
-  report.browser_url_chars = url.length;
+  const shown = page.locator('[data-testid="stExpander"]', { hasText: 'Cypher of this subgraph' })
+    .last();
+  await shown.locator('summary').click();
+  const code = shown.locator('[data-testid="stCode"] code');
+  await code.waitFor({ timeout: 30_000 });
+  report.app_cypher = (await code.innerText()).trim();
+  report.browser_url_prefix = url.slice(0, url.indexOf('arg=') + 4);
+  report.browser_url_cypher = decodeURIComponent(url.slice(url.indexOf('arg=') + 4));
+  if (!cfg.browserPassword) return;
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'],
+    { origin: new URL(url).origin });
   const b = await context.newPage();
   try {
     await runInNeo4jBrowser(b, url);
@@ -152,6 +167,15 @@ async function neo4jBrowser(context, page) {
   } finally {
     await b.close();
   }
+}
+
+async function editorText(b) {
+  // Neo4j Browser 5's editor is Monaco, which renders only the visible part and wraps long
+  // lines; select all and copy gives its exact text.
+  await b.locator('[data-testid="activeEditor"] .view-lines').first().click();
+  await b.keyboard.press('Control+A');
+  await b.keyboard.press('Control+C');
+  return b.evaluate(() => navigator.clipboard.readText());
 }
 
 async function runInNeo4jBrowser(b, url) {
@@ -164,6 +188,12 @@ async function runInNeo4jBrowser(b, url) {
     await b.locator('button[data-testid="connect"]').click();
     await b.getByText(/You are connected as user/).first().waitFor({ timeout: 30_000 });
   }
+  await b.locator('[data-testid="activeEditor"] .view-lines').first()
+    .waitFor({ timeout: 30_000 });
+  await b.waitForTimeout(500);
+  await b.screenshot({ path: path.join(cfg.out, '5-neo4j-browser-editor.png') });
+  report.screenshots.push(path.join(cfg.out, '5-neo4j-browser-editor.png'));
+  report.browser_editor_cypher = await editorText(b);
   await b.locator('[data-testid="editor-Run"]').first().click({ timeout: 30_000 });
   const overview = b.getByText(/Displaying [0-9]+ nodes?, [0-9]+ relationships?/).first();
   await overview.waitFor({ timeout: 30_000 });
@@ -173,8 +203,8 @@ async function runInNeo4jBrowser(b, url) {
   await b.getByText('predicate', { exact: true }).first().click();
   await b.locator('body').click({ position: { x: 5, y: 400 } });
   await b.waitForTimeout(800);
-  await b.screenshot({ path: path.join(cfg.out, '5-neo4j-browser.png') });
-  report.screenshots.push(path.join(cfg.out, '5-neo4j-browser.png'));
+  await b.screenshot({ path: path.join(cfg.out, '6-neo4j-browser.png') });
+  report.screenshots.push(path.join(cfg.out, '6-neo4j-browser.png'));
 }
 
 (async () => {
