@@ -4,7 +4,7 @@
     kgrag models list|fetch [NAME...]
     kgrag ask "question" [--method llm] [--domain d] [--choice A=text ...]
     kgrag demo [--no-app]
-    kgrag bench neo4j|model
+    kgrag bench neo4j|model|seakr|import
 """
 
 from __future__ import annotations
@@ -212,6 +212,16 @@ def bench_model(model: Annotated[str | None, typer.Option()] = None, tokens: int
     from kgrag.bench import bench_model_speed
 
     bench_model_speed(Platform(), console, model, tokens)
+
+
+@bench_app.command("seakr")
+def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int = 3,
+                k: int = 20, sequential: Annotated[bool, typer.Option(
+                    help="Also time the k samples as k separate calls.")] = False) -> None:
+    """One SeaKR uncertainty estimate (k batched samples) against one greedy step."""
+    from textrag.seakr_bench import bench_seakr as run
+
+    run(_platform(model), console, runs, k, sequential)
 
 
 @bench_app.command("import")

@@ -1,4 +1,5 @@
-"""`kgrag calibrate seakr`: wiring, the evaluation-data guard, and the backend refusal.
+"""`kgrag calibrate seakr`: wiring, the evaluation-data guard, and the backend refusal
+(also of `kgrag bench seakr`, whose timings come from running it, not from tests).
 
 The engine is a fake (control flow only): these tests say nothing about the δ a real
 model gets; that comes from running the command.
@@ -127,3 +128,18 @@ def test_real_calibration_split_is_disjoint_from_every_dev300_file() -> None:
 def test_without_evaluation_files_the_guard_refuses_rather_than_passes(tmp_path) -> None:
     with pytest.raises(KgragError, match="dev300"):
         check_disjoint_from_evaluation([], tmp_path)
+
+
+@pytest.mark.parametrize(("backend", "scripted", "message"), [
+    ("openai", False, "the SeaKR benchmark needs parallel_samples, hidden_states"),
+    ("llama", True, "measures the batched llama.cpp engine"),  # capable, but no llama.cpp
+])
+def test_bench_refuses_a_backend_it_cannot_measure(env, monkeypatch, backend, scripted,
+                                                   message) -> None:
+    if scripted:
+        monkeypatch.setattr(Platform, "chat_model", property(
+            lambda self: ScriptedModel([], capabilities=FULL, name="fake-model")))
+    result = CliRunner().invoke(app, ["bench", "seakr", "--runs", "1"],
+                                env={**env, "KGRAG_MODEL__BACKEND": backend})
+    assert isinstance(result.exception, ModelError), result.output
+    assert message in result.exception.message
