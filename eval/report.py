@@ -79,6 +79,7 @@ def _has(attr: str) -> Callable[[MethodMetrics], bool]:
     return lambda m: getattr(m, attr) is not None
 
 
+_ABBREV = {"coherence": "Coh.", "consistency": "Cons.", "fluency": "Flu.", "relevance": "Rel."}
 # (header, cell, shown when any method has it)
 Column = tuple[str, Callable[[MethodMetrics], str], Callable[[MethodMetrics], bool]]
 _ALWAYS: Callable[[MethodMetrics], bool] = lambda m: True  # noqa: E731
@@ -96,7 +97,7 @@ COLUMNS: list[Column] = [
     ("R %", lambda m: f"{m.recall * 100:.1f}" if m.recall is not None else "–", _has("em")),
     ("ROUGE-L % [CI]", lambda m: _ci(m.rouge_l), _has("rouge_l")),
     ("BERTScore F1 % [CI]", lambda m: _ci(m.bertscore_f1), _has("bertscore_f1")),
-    *((f"G-Eval {d[:4].title()}. (1–5) [CI]", _geval(d), _has("geval")) for d in DIMENSIONS),
+    *((f"G-Eval {_ABBREV.get(d, d)} (1–5) [CI]", _geval(d), _has("geval")) for d in DIMENSIONS),
     ("G-Eval n", lambda m: f"{m.geval.answers}" if m.geval else "–", _has("geval")),
     ("LLM calls/q", lambda m: f"{m.llm_calls:.1f}", _ALWAYS),
     ("tokens/q", lambda m: f"{m.prompt_tokens + m.completion_tokens:.0f}", _ALWAYS),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from eval.geval import DIMENSIONS, GevalItem, GEvalJudge, geval_item, load_judge
+from eval.report import markdown
 from eval.runner import RunConfig, RunLine
 from eval.scoring import score_run
 from kgrag.config import Settings
@@ -138,6 +139,9 @@ def test_score_run_adds_geval_means_cost_and_resumes_from_the_cache(tmp_path: Pa
     assert metrics.geval.answers == 2 and metrics.geval.llm_calls_per_answer == 4
     assert metrics.geval.prompt_tokens_per_answer == 400
     assert metrics.geval.seconds_per_answer == pytest.approx(2.0)
+    md = markdown(metrics)
+    assert "G-Eval Coh. (1–5) [CI]" in md and "| 3.00 [1.00, 5.00] |" in md
+    assert "judge `judge-x`" in md and "4.0 LLM calls" in md
     saved = json.loads((run / "metrics.json").read_text())
     assert saved["methods"]["llm"]["geval"]["scores"]["fluency"]["mean"] == pytest.approx(3.0)
     # Rescoring reads every judged pair from geval.jsonl: the empty script is never asked.
