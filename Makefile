@@ -57,7 +57,7 @@ test-unit: install
 
 lint: install
 	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests
-	$(BIN)/mypy kgrag
+	$(BIN)/mypy kgrag kg_builder metakg textrag eval app
 
 neo4j-start: install
 	$(BIN)/kgrag neo4j start

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class ResolveReport:
 
 
 def resolution_rows(store: GraphStore, domain: str, config: ResolveConfig | None = None
-                    ) -> tuple[list[dict[str, object]], int, int]:
+                    ) -> tuple[list[dict[str, Any]], int, int]:
     """The merges resolution would make: rows {keep, merge, name, aliases}."""
     ents = [e for e in store.read("kg/export_entities", {"domain": domain})
             if e["embedding"] is not None]
