@@ -105,6 +105,9 @@ COLUMNS: list[Column] = [
     ("Cypher/q", lambda m: f"{m.cypher_queries:.1f}", _ALWAYS),
     ("median s/q", lambda m: f"{m.median_seconds:.1f}", _ALWAYS),
     ("PRR", _prr, _has("prr")),
+    ("Passage EM % [CI]", lambda m: _ci(m.passage_em), _has("passage_em")),
+    ("passage recall %", lambda m: f"{m.passage_recall * 100:.1f}"
+     if m.passage_recall is not None else "–", _has("passage_recall")),
 ]
 
 

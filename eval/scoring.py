@@ -73,6 +73,8 @@ class MethodMetrics(BaseModel):
     seconds: float = 0.0
     median_seconds: float = 0.0
     prr: dict[str, float] | None = None
+    passage_em: Interval | None = None  # IM-RAG's Progress Tracker, where gold facts exist
+    passage_recall: float | None = None
 
 
 class PairTest(BaseModel):
@@ -141,6 +143,11 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
     m.prr = path_refinement(lines)
+    progress = [step.data for ln in lines for step in ln.prediction.trace
+                if step.stage == "progress" and "passage_em" in step.data]
+    if progress:
+        m.passage_em = _interval([float(bool(d["passage_em"])) for d in progress])
+        m.passage_recall = float(np.mean([float(d["passage_recall"]) for d in progress]))
     return m, scores
 
 

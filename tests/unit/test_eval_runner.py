@@ -86,3 +86,23 @@ def test_another_configuration_is_refused(tmp_path: Path, dataset: Path) -> None
     other.settings.model.chat = "smollm2-135m"
     with pytest.raises(KgragError, match="different configuration"):
         run_eval(other, str(dataset), ["cot"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+
+
+def test_passage_em_and_recall_come_from_imrag_progress_steps() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import score_method
+    from kgrag.types import Prediction, Question, TraceStep
+
+    def line(qid: str, em: bool | None, recall: float) -> RunLine:
+        trace = [] if em is None else [TraceStep(
+            stage="progress", summary="", data={"passage_em": em, "passage_recall": recall})]
+        return RunLine(question=Question(id=qid, text="q?", answers=["x"]),
+                       prediction=Prediction(question_id=qid, method="imrag", answer="x",
+                                             trace=trace))
+
+    m, _ = score_method("imrag", [line("a", True, 1.0), line("b", False, 0.5),
+                                  line("c", False, 0.0), line("d", None, 0.0)])
+    assert m.passage_em is not None and m.passage_em.mean == pytest.approx(1 / 3)
+    assert m.passage_recall == pytest.approx(0.5)  # (1.0 + 0.5 + 0.0) / 3: d has no gold
+    plain, _ = score_method("rag", [line("a", None, 0.0)])
+    assert plain.passage_em is None and plain.passage_recall is None
