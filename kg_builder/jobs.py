@@ -69,6 +69,7 @@ class JobRecord(BaseModel):
     records_done: int = 0
     records_failed: int = 0
     load_skipped_lines: int = 0
+    records_in_graph: int = 0  # skipped: their chunks were already in the graph (an import)
     triples: int = 0
     triples_rejected: int = 0
     triples_capped: int = 0
@@ -141,6 +142,7 @@ class BuildJob:
     # ------------------------------------------------------------------ run
     def run(self, progress: bool = True) -> JobRecord:
         done = self._replay_saved()
+        done |= self._already_in_graph(done)
         todo = [c for c in self.chunks if c.id not in done]
         self.record.status = "running"
         self._save()
@@ -184,6 +186,20 @@ class BuildJob:
             self._write_rows(batch, triples, WriteReport(self.domain))
             done.update(entry["chunk_ids"])
         return done
+
+    def _already_in_graph(self, done: set[str]) -> set[str]:
+        """Chunks of this plan that the graph already holds though this job did not write
+        them: an imported export, or a job whose local state is gone (another machine).
+        Their extraction is not redone; to rebuild them, delete the domain first."""
+        ids = [c.id for c in self.chunks if c.id not in done]
+        found = {r["id"] for r in self.p.store.read("kg/chunk_ids",
+                                                     {"domain": self.domain, "ids": ids})}
+        if found:
+            log.info("%d chunk(s) already in the %s graph are skipped", len(found),
+                     self.domain)
+        self.record.records_in_graph = len({c.document_id for c in self.chunks
+                                            if c.id in found})
+        return found
 
     # ------------------------------------------------------------------ internals
     def _append(self, batch: Sequence[Chunk], result: ExtractionResult) -> None:

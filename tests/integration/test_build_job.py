@@ -142,3 +142,21 @@ def test_entity_resolution_merges_variants_in_neo4j(platform, test_domain):
     assert len(mapping) == 1 and set(mapping.items()) <= {("hemoglobin", "haemoglobin"),
                                                           ("haemoglobin", "hemoglobin")}
     assert resolve_domain(platform.store, test_domain).merged_nodes == 0  # idempotent
+
+
+def test_chunks_already_in_the_graph_are_not_extracted_again(platform, test_domain, tmp_path):
+    """A job whose local state is gone (a new machine, an imported export) skips the chunks
+    the graph holds and extracts only the others."""
+    chunks = _chunks(test_domain, 4)
+    first, _ = _job(platform, [_reply((1, "fox", "lives in", "forest"), (2, "fox", "eats",
+                                                                         "mice"))],
+                    tmp_path / "machine-1", test_domain, chunks[:2])
+    first.run(progress=False)
+    later, p2 = _job(platform, [_reply((1, "owl", "hunts at", "night"))],
+                     tmp_path / "machine-2", test_domain, chunks)
+    record = later.run(progress=False)
+    assert len(p2.chat_model.prompts) == 1  # one batch: records 3 and 4 only
+    asked = p2.chat_model.prompts[0][-1].content
+    assert "Record 3" in asked and "Record 0" not in asked and "Record 1" not in asked
+    assert record.records_in_graph == 2 and record.records_done == 2
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 3
