@@ -17,6 +17,7 @@ not yet extracted. The job record is mirrored to a `(:BuildJob)` node for the ap
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -161,6 +162,13 @@ class BuildJob:
             self.record.status = "interrupted"
             self._save(mirror=False)
             raise
+        except OSError as e:  # disk full, job folder unwritable: what was saved stays saved
+            self.record.status = "interrupted"
+            with contextlib.suppress(OSError):
+                self._save(mirror=False)
+            raise KgragError(f"build {self.domain} stopped: cannot write {self.dir} ({e})",
+                             hint="free disk space (or fix the folder's permissions) and "
+                             "run the same command again: finished batches are kept") from e
         finally:
             bar.close()
         if self.resolve:

@@ -160,3 +160,33 @@ def test_chunks_already_in_the_graph_are_not_extracted_again(platform, test_doma
     assert "Record 3" in asked and "Record 0" not in asked and "Record 1" not in asked
     assert record.records_in_graph == 2 and record.records_done == 2
     assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 3
+
+
+def test_disk_full_is_a_clear_error_and_the_rerun_loses_nothing(platform, test_domain, tmp_path,
+                                                                 monkeypatch):
+    import errno
+
+    from kgrag.errors import KgragError
+
+    chunks = _chunks(test_domain, 4)
+    job, _ = _job(platform, [_reply((1, "fox", "lives in", "forest")),
+                             _reply((1, "owl", "hunts at", "night"))],
+                  tmp_path, test_domain, chunks)
+    real_append, calls = job._append, []
+
+    def append(batch, result):
+        calls.append(batch)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_append(batch, result)
+
+    monkeypatch.setattr(job, "_append", append)
+    with pytest.raises(KgragError, match="No space left") as err:
+        job.run(progress=False)
+    assert "run the same command again" in (err.value.hint or "")
+    monkeypatch.undo()
+    again, p2 = _job(platform, [_reply((1, "owl", "hunts at", "night"))], tmp_path,
+                     test_domain, chunks)
+    record = again.run(progress=False)  # only the unsaved second batch is asked for again
+    assert len(p2.chat_model.prompts) == 1 and record.status == "done"
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 2
