@@ -224,6 +224,18 @@ def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int =
     run(_platform(model), console, runs, k, sequential)
 
 
+@bench_app.command("scoring")
+def bench_scoring(n: Annotated[int, typer.Option(help="Open-ended predictions to score.")] = 300,
+                  ) -> None:
+    """Seconds to score N MedQuAD predictions: ROUGE-L alone, then with BERTScore."""
+    from eval.bench import bench_scoring as run
+
+    r = run(Platform(), n)
+    console.print(f"scoring {r.n} open-ended predictions: ROUGE-L (+CIs, pair tests) "
+                  f"{r.rouge_s:.1f} s; with BERTScore ({r.n} pairs, model load included) "
+                  f"{r.bertscore_s:.1f} s")
+
+
 @bench_app.command("import")
 def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
     """Neo4j write throughput: import a synthetic export of FACTS triples, twice."""
