@@ -17,12 +17,14 @@ lines that could not be read are recorded with their line numbers and reported t
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,10 +154,35 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     path.write_text(config.model_dump_json(indent=2))
 
 
+@contextlib.contextmanager
+def writer_lock(out: Path) -> Iterator[None]:
+    """One writer per run directory: two processes appending long prediction lines to
+    one file could interleave them. The lock dies with its process (no stale locks)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / ".writer.lock").open("w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KgragError(f"another `kgrag eval` is writing to {out}",
+                             hint="wait for it to finish (it resumes by question id), or "
+                             "use another --out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
              out: Path, domain: str | None = None, force: bool = False,
              progress: bool = True) -> Path:
     """Answer the first `n` questions of `dataset` with each method into `out`."""
+    with writer_lock(out):
+        return _run_eval(p, dataset, methods, n=n, out=out, domain=domain, force=force,
+                         progress=progress)
+
+
+def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
+              out: Path, domain: str | None, force: bool, progress: bool) -> Path:
     loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
     if not loaded.questions:
         raise KgragError(f"dataset {dataset!r} has no questions")

@@ -106,3 +106,15 @@ def test_passage_em_and_recall_come_from_imrag_progress_steps() -> None:
     assert m.passage_recall == pytest.approx(0.5)  # (1.0 + 0.5 + 0.0) / 3: d has no gold
     plain, _ = score_method("rag", [line("a", None, 0.0)])
     assert plain.passage_em is None and plain.passage_recall is None
+
+
+def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
+    from eval.runner import writer_lock
+
+    out = tmp_path / "run"
+    p = FakePlatform(["B"] * 4, tmp_path)
+    with writer_lock(out), pytest.raises(KgragError, match="another `kgrag eval`"):
+        run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert p.model.prompts == []
+    run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert len(done_pairs(out / "predictions.jsonl")) == 4
