@@ -75,6 +75,7 @@ class MethodMetrics(BaseModel):
     prr: dict[str, float] | None = None
     passage_em: Interval | None = None  # IM-RAG's Progress Tracker, where gold facts exist
     passage_recall: float | None = None
+    retrieval_ms: float | None = None  # KG methods: median retrieval time without the LLM
 
 
 class PairTest(BaseModel):
@@ -143,6 +144,10 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
     m.prr = path_refinement(lines)
+    retrieval = [float(step.data["retrieval_ms"]) for ln in lines for step in
+                 ln.prediction.trace if step.stage == "evidence" and "retrieval_ms" in step.data]
+    if retrieval:
+        m.retrieval_ms = float(median(retrieval))
     progress = [step.data for ln in lines for step in ln.prediction.trace
                 if step.stage == "progress" and "passage_em" in step.data]
     if progress:

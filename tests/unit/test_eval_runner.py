@@ -106,6 +106,21 @@ def test_passage_em_and_recall_come_from_imrag_progress_steps() -> None:
     assert m.passage_recall == pytest.approx(0.5)  # (1.0 + 0.5 + 0.0) / 3: d has no gold
     plain, _ = score_method("rag", [line("a", None, 0.0)])
     assert plain.passage_em is None and plain.passage_recall is None
+    assert m.retrieval_ms is None  # no "evidence" step with a retrieval time
+
+
+def test_kg_retrieval_time_is_the_median_of_the_evidence_steps() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import score_method
+    from kgrag.types import Prediction, Question, TraceStep
+
+    lines = [RunLine(question=Question(id=str(i), text="q?", answers=["x"]),
+                     prediction=Prediction(question_id=str(i), method="metakgrag", answer="x",
+                                           trace=[TraceStep(stage="evidence", summary="",
+                                                            data={"retrieval_ms": ms})]))
+             for i, ms in enumerate([120.0, 40.0, 900.0])]
+    m, _ = score_method("metakgrag", lines)
+    assert m.retrieval_ms == 120.0
 
 
 def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
