@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from kgrag.platform import Platform, available_methods
-from kgrag.types import Choice, Question
+from kgrag.types import Choice, Passage, Question
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH_EXPORTS = ROOT / "data" / "graphs"
@@ -33,9 +33,20 @@ EXAMPLES = [
              answers=["B"]),
     Question(id="demo-2", text="Which organ pumps blood through the human body?",
              domain="medical", kind="short_answer", answers=["heart"]),
+    # A text question with its own paragraphs (the gold-context setting needs no corpus).
+    Question(id="demo-3", text="In which country was the composer of the opera Tosca born?",
+             dataset="demo", kind="short_answer", answers=["Italy"],
+             contexts=[Passage(id="demo-3:0", title="Tosca", text=(
+                 "Tosca is an opera in three acts by Giacomo Puccini to an Italian libretto "
+                 "by Luigi Illica and Giuseppe Giacosa. It premiered in Rome in 1900.")),
+                       Passage(id="demo-3:1", title="Giacomo Puccini", text=(
+                 "Giacomo Puccini (1858-1924) was an Italian composer known primarily for his "
+                 "operas. He was born in Lucca, Italy."))]),
 ]
-# Methods shown in the demo, in order, when they are available.
+# Methods shown in the demo, in order, when they are available: KG methods for the
+# domain questions, text methods (gold-context setting) for a question with paragraphs.
 DEMO_METHODS = ["llm", "kg-vanilla", "metakgrag"]
+TEXT_DEMO_METHODS = ["llm", "rag-gold", "imrag-gold"]
 
 
 def run_demo(p: Platform, console: Console, *, start_app: bool) -> None:
@@ -59,13 +70,13 @@ def run_demo(p: Platform, console: Console, *, start_app: bool) -> None:
     domains = _load_graphs(p, console)
 
     console.rule("4. Example questions")
-    methods = [m for m in DEMO_METHODS if m in available_methods()]
     for q in EXAMPLES:
         console.print(f"\n[bold]Q:[/] {q.text}")
         for c in q.choices:
             console.print(f"   {c.label}. {c.text}")
-        for name in methods:
-            if name != "llm" and q.domain not in domains:
+        names = TEXT_DEMO_METHODS if q.contexts else DEMO_METHODS
+        for name in [m for m in names if m in available_methods()]:
+            if name != "llm" and not q.contexts and q.domain not in domains:
                 continue
             pred = p.method(name, q.domain).answer(q)
             console.print(f"  [cyan]{name}[/] ({pred.usage.seconds:.1f} s, "
