@@ -157,15 +157,27 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
 
 
 def path_refinement(lines: list[RunLine]) -> dict[str, float] | None:
-    """PRR from MetaKGRAG traces (a trace step with stage "prr" carries the numbers)."""
-    values: dict[str, list[float]] = defaultdict(list)
-    for line in lines:
-        for step in line.prediction.trace:
-            if step.stage == "prr":
-                for k, v in step.data.items():
-                    if isinstance(v, int | float):
-                        values[k].append(float(v))
-    return {k: float(np.mean(v)) for k, v in values.items()} or None
+    """Path Refinement Rate (MetaKGRAG §4.2.3, Fig. 4) from the traces' "refine" steps, one
+    per start entity, as `metakg.cycle.path_refinement_rate` defines it: `by_start`, the
+    share of starts whose final triples differ from the initial ones; `by_question`, the
+    share of questions with such a start (no start: unchanged); `mean_change`, the mean
+    of 1 - PathSimilarity (Jaccard of entity sets) between initial and final paths.
+    None for methods without refine steps."""
+    per_question = [[step.data for step in ln.prediction.trace if step.stage == "refine"]
+                    for ln in lines]
+    starts = [r for rs in per_question for r in rs]
+    if not starts:
+        return None
+
+    def change(r: dict) -> float:
+        a = set(r.get("initial", {}).get("entities", []))
+        b = set(r.get("final", {}).get("entities", []))
+        return 1.0 - (len(a & b) / len(a | b) if a | b else 1.0)
+
+    return {"by_start": float(np.mean([bool(r.get("changed")) for r in starts])),
+            "by_question": float(np.mean([any(bool(r.get("changed")) for r in rs)
+                                          for rs in per_question])),
+            "mean_change": float(np.mean([change(r) for r in starts]))}
 
 
 def pair_tests(order: list[str], scores: dict[str, dict[str, list]],

@@ -133,3 +133,30 @@ def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset
     assert p.model.prompts == []
     run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
     assert len(done_pairs(out / "predictions.jsonl")) == 4
+
+
+def test_path_refinement_rate_from_refine_steps() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import path_refinement
+    from kgrag.types import Prediction, Question, TraceStep
+
+    def refine(initial: list[str], final: list[str]) -> TraceStep:
+        return TraceStep(stage="refine", summary="", data={
+            "initial": {"entities": initial}, "final": {"entities": final},
+            "changed": initial != final})
+
+    def line(qid: str, *steps: TraceStep) -> RunLine:
+        return RunLine(question=Question(id=qid, text="q?"),
+                       prediction=Prediction(question_id=qid, method="metakgrag", answer="A",
+                                             trace=list(steps)))
+
+    lines = [line("1", refine(["a", "b", "c"], ["a", "b", "d"]), refine(["x"], ["x"])),
+             line("2", refine(["p", "q"], ["p", "q"])),
+             line("3")]  # no start entity: an unchanged question
+    prr = path_refinement(lines)
+    assert prr is not None
+    assert prr["by_start"] == pytest.approx(1 / 3)
+    assert prr["by_question"] == pytest.approx(1 / 3)
+    # 1 - Jaccard: {a,b,c} vs {a,b,d} = 1 - 2/4 = 0.5; the others 0 -> mean 0.5 / 3
+    assert prr["mean_change"] == pytest.approx(0.5 / 3)
+    assert path_refinement([line("4")]) is None
