@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kg_builder.domains import DomainSpec, domain_spec
-from kg_builder.normalize import clean_name, entity_key, relation_text
+from kg_builder.normalize import clean_name, entity_key, only_function_words, relation_text
 from kg_builder.reply import ParsedReply, ReplyError, TripleItem, extraction_schema, parse_reply
 from kg_builder.sources import Chunk
 from kgrag.llm.base import Capabilities, ChatModel, Generation, GenerationParams, Message, require
@@ -114,7 +114,8 @@ class ExtractStats:
     bad_record_refs: int = 0  # items naming a record number not in the batch
     unknown_kinds: int = 0  # kept with kind "other"
     capped: int = 0  # valid triples over max_triples_per_record
-    rejected: Counter[str] = field(default_factory=Counter)  # empty, self, too_long, duplicate
+    rejected: Counter[str] = field(default_factory=Counter)  # empty, self, too_long,
+    # function_words, duplicate
 
     def add(self, other: ExtractStats) -> None:
         for name, value in vars(other).items():
@@ -306,6 +307,8 @@ class TripleExtractor:
         if len(head) > cfg.max_name_chars or len(tail) > cfg.max_name_chars or len(
                 relation) > cfg.max_relation_chars:
             return None, "too_long"
+        if only_function_words(head) or only_function_words(tail):
+            return None, "function_words"  # "impulse is not", "it causes pain": no entity
         if head_key == tail_key:
             return None, "self"
         kind = item.k.strip().casefold()

@@ -124,6 +124,13 @@ def relation_text(relation: str) -> str:
     return clean_name(unicodedata.normalize("NFKC", relation)).casefold()
 
 
+def only_function_words(name: str) -> bool:
+    """True when every word of `name` is a function word ("not", "it", "the one"): such a
+    name is no entity. Single letters and numbers are content ("C", "vitamin B", "1900")."""
+    words = [m.group(0).casefold() for m in _WORD.finditer(unicodedata.normalize("NFKC", name))]
+    return bool(words) and all(w in _STOPWORDS for w in words)
+
+
 def content_words(text: str) -> set[str]:
     """Lower-case singular words of `text` without stopwords (for concept matching)."""
     words = (m.group(0).casefold() for m in _WORD.finditer(unicodedata.normalize("NFKC", text)))

@@ -135,12 +135,13 @@ def test_two_hundred_triples_are_capped_and_counted() -> None:
     assert (result.stats.capped, result.stats.triples) == (188, 12)
 
 
-def test_empty_self_referential_overlong_and_duplicate_triples_are_rejected() -> None:
+def test_empty_self_referential_overlong_function_word_and_duplicate_triples_are_rejected() -> None:
     model = RecordingModel([reply(
         item("Heart Attack", "is", "heart attacks"),  # self after normalisation
         item("", "is", "x"), item("fox", "  ", "den"), item('""', "is", "x"),  # empty
         item("a" * 81, "is", "long"), item("fox", "r" * 61, "den"),  # over-long
         item("fox", "lives in", "den"), item("Foxes", "lives in", "dens"),  # duplicate
+        item("impulse", "is", "not"), item("It", "causes", "pain"),  # no entity on one side
         item("fox", "hunts", "mouse", k="hunting"),  # unknown kind: kept as other
         {"n": 1, "h": "no tail"},  # invalid item
     )])
@@ -149,7 +150,8 @@ def test_empty_self_referential_overlong_and_duplicate_triples_are_rejected() ->
                                                          ("fox", "hunts", "mouse")]
     assert result.triples["commonsense:src:q1"][1].kind == "other"
     s = result.stats
-    assert dict(s.rejected) == {"self": 1, "empty": 3, "too_long": 2, "duplicate": 1}
+    assert dict(s.rejected) == {"self": 1, "empty": 3, "too_long": 2, "duplicate": 1,
+                                "function_words": 2}
     assert (s.unknown_kinds, s.invalid_items) == (1, 1)
 
 
@@ -166,12 +168,12 @@ def test_hostile_names_are_kept_as_data() -> None:
 
 
 def test_batched_prompt_maps_triples_back_to_their_records() -> None:
-    model = RecordingModel([reply(item("c3", "is", "three", n=3), item("c1", "is", "one", n=1),
+    model = RecordingModel([reply(item("c3", "is", "three", n=3), item("c1", "is", "first", n=1),
                                   item("ghost", "is", "nowhere", n=7),
                                   item("c3b", "is", "three b", n=3))])
     batch = [chunk(1), chunk(2), chunk(3)]
     result = TripleExtractor(model, "commonsense").extract_batch(batch)
-    assert keys(result.triples["commonsense:src:q1"]) == [("c1", "is", "one")]
+    assert keys(result.triples["commonsense:src:q1"]) == [("c1", "is", "first")]
     assert result.triples["commonsense:src:q2"] == []
     assert [t.head for t in result.triples["commonsense:src:q3"]] == ["c3", "c3b"]
     assert result.stats.bad_record_refs == 1
@@ -184,9 +186,9 @@ def test_batched_prompt_maps_triples_back_to_their_records() -> None:
 
 
 def test_missing_record_number_only_allowed_for_a_single_record() -> None:
-    single = TripleExtractor(RecordingModel([reply(item("a", "is", "b", n=None))]), "x")
+    single = TripleExtractor(RecordingModel([reply(item("ant", "is", "b", n=None))]), "x")
     assert single.extract_batch([chunk(1)]).stats.triples == 1
-    double = TripleExtractor(RecordingModel([reply(item("a", "is", "b", n=None))]), "x")
+    double = TripleExtractor(RecordingModel([reply(item("ant", "is", "b", n=None))]), "x")
     assert double.extract_batch([chunk(1), chunk(2)]).stats.bad_record_refs == 1
 
 
@@ -208,7 +210,7 @@ def test_constrained_decoding_needs_the_capability() -> None:
 
 
 def test_results_add_up() -> None:
-    model = RecordingModel([reply(item("a", "is", "b")), reply(item("c", "is", "d"))])
+    model = RecordingModel([reply(item("ant", "is", "b")), reply(item("c", "is", "d"))])
     extractor = TripleExtractor(model, "commonsense", ExtractConfig(batch_size=1))
     total = ExtractionResult()
     for batch in extractor.batches([chunk(1), chunk(2)]):
