@@ -110,17 +110,34 @@ def _from_line_starts(text: str, labels: Sequence[str], texts: Sequence[str] | N
     """Labels opening the reply ("B", "B.", "(B) text") or another line ("C", "D) ...").
 
     Several different ones (an enumeration of the options, a changed mind) make the
-    reply ambiguous. A bare "A" opening the reply may be the article: it counts only
+    reply ambiguous, except in the answer-then-explanation layout (see
+    `_answer_then_explanation`). A bare "A" opening the reply may be the article: it counts only
     when that option's text or a connective follows (see `_plausible`).
     """
     lines = [ln.strip(_EDGE_JUNK) for ln in text.splitlines() if ln.strip(_EDGE_JUNK)]
-    found: set[str] = set()
+    per_line: list[set[str]] = []
     for i, line in enumerate(lines):
         hit = _label_at(line, 0, labels)
         # Only the reply's first line may open with an unmarked label ("B because ...").
-        if hit is not None and (hit.marked or (i == 0 and _plausible(line, hit, labels, texts))):
-            found |= {hit.label} | _also_named(line, hit, labels)
-    return found
+        ok = hit is not None and (hit.marked or (i == 0 and _plausible(line, hit, labels, texts)))
+        per_line.append({hit.label} | _also_named(line, hit, labels) if ok and hit else set())
+    if _answer_then_explanation(per_line):
+        return per_line[0]
+    return set().union(*per_line) if per_line else set()
+
+
+def _answer_then_explanation(per_line: Sequence[set[str]]) -> bool:
+    """The reply opens with one label, prose follows, and the label does not come back at
+    a line start: "A. midwest / Explanation: … / B. countryside - not a location / C. …".
+
+    That is the answer-then-explanation layout the KG answer prompts ask for (MetaKGRAG
+    Table 7); the later lines discuss the rejected options. A plain list of options
+    ("A. midwest / B. countryside") still counts as several labels, i.e. a Fail.
+    """
+    if len(per_line) < 2 or len(per_line[0]) != 1 or per_line[1]:
+        return False
+    first = next(iter(per_line[0]))
+    return all(first not in found for found in per_line[1:])
 
 
 def _from_option_text(text: str, labels: Sequence[str], texts: Sequence[str]) -> set[str]:

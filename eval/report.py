@@ -104,6 +104,7 @@ COLUMNS: list[Column] = [
     ("retrievals/q", lambda m: f"{m.retrievals:.1f}", _ALWAYS),
     ("Cypher/q", lambda m: f"{m.cypher_queries:.1f}", _ALWAYS),
     ("median s/q", lambda m: f"{m.median_seconds:.1f}", _ALWAYS),
+    ("answer in evidence % [CI]", lambda m: _ci(m.evidence_hit), _has("evidence_hit")),
     ("retrieval ms (median, no LLM)", lambda m: f"{m.retrieval_ms:.0f}"
      if m.retrieval_ms is not None else "–", _has("retrieval_ms")),
     ("PRR", _prr, _has("prr")),

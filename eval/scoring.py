@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
+from eval.normalize import normalize_answer
 from eval.parsing import extract_answer, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
@@ -76,6 +77,7 @@ class MethodMetrics(BaseModel):
     passage_em: Interval | None = None  # IM-RAG's Progress Tracker, where gold facts exist
     passage_recall: float | None = None
     retrieval_ms: float | None = None  # KG methods: median retrieval time without the LLM
+    evidence_hit: Interval | None = None  # MCQ: the correct option's text is in the evidence
 
 
 class PairTest(BaseModel):
@@ -144,6 +146,10 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
     m.prr = path_refinement(lines)
+    hits = [evidence_has_answer(ln) for ln in lines
+            if ln.question.is_multiple_choice and ln.prediction.setting.startswith("kg")]
+    if hits:
+        m.evidence_hit = _interval([float(h) for h in hits])
     retrieval = [float(step.data["retrieval_ms"]) for ln in lines for step in
                  ln.prediction.trace if step.stage == "evidence" and "retrieval_ms" in step.data]
     if retrieval:
@@ -154,6 +160,16 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.passage_em = _interval([float(bool(d["passage_em"])) for d in progress])
         m.passage_recall = float(np.mean([float(d["passage_recall"]) for d in progress]))
     return m, scores
+
+
+def evidence_has_answer(line: RunLine) -> bool:
+    """Whether the retrieved evidence mentions the correct option's text (normalised, as
+    whole words): a diagnostic of graph coverage, not of the method's reasoning. A KG
+    method cannot be expected to beat the LLM alone when this is rare."""
+    q = line.question
+    gold = {c.text for c in q.choices if c.label in q.answers}
+    evidence = f" {normalize_answer(' '.join(line.prediction.evidence))} "
+    return any(f" {normalize_answer(t)} " in evidence for t in gold if normalize_answer(t))
 
 
 def path_refinement(lines: list[RunLine]) -> dict[str, float] | None:

@@ -160,3 +160,24 @@ def test_path_refinement_rate_from_refine_steps() -> None:
     # 1 - Jaccard: {a,b,c} vs {a,b,d} = 1 - 2/4 = 0.5; the others 0 -> mean 0.5 / 3
     assert prr["mean_change"] == pytest.approx(0.5 / 3)
     assert path_refinement([line("4")]) is None
+
+
+def test_answer_in_evidence_is_whole_normalised_words_of_the_correct_option() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import evidence_has_answer, score_method
+    from kgrag.types import Choice, Prediction, Question
+
+    q = Question(id="1", text="Where do foxes live?", answers=["B"],
+                 choices=[Choice(label="A", text="the sea"), Choice(label="B", text="Forest")])
+
+    def line(*evidence: str) -> RunLine:
+        return RunLine(question=q, prediction=Prediction(
+            question_id="1", method="kg-vanilla", answer="B", evidence=list(evidence),
+            setting="kg"))
+
+    assert evidence_has_answer(line("Evidence 1: fox lives in forest"))
+    assert not evidence_has_answer(line("Evidence 1: fox lives in forestry"))  # not a word
+    assert not evidence_has_answer(line("Evidence 1: fish live in the sea"))  # wrong option
+    assert not evidence_has_answer(line())
+    m, _ = score_method("kg-vanilla", [line("fox lives in forest"), line()])
+    assert m.evidence_hit is not None and m.evidence_hit.mean == 0.5

@@ -233,6 +233,12 @@ TEXTS = ["midwest", "countryside", "estate", "farming areas", "illinois"]
     ("Answer: C or D", None),
     ("B, C", None),
     ("A. midwest\nB. countryside", None),
+    # answer first, then an explanation that discusses the other options (Table 7 layout)
+    ("A. midwest\n\nExplanation:\nFarms are there.\nB. countryside - too vague.\n"
+     "C. estate - a property.", "A"),
+    ("E. illinois\nExplanation: a state.\nA. midwest - a region", "E"),
+    ("A. midwest\nExplanation: farms.\nA. again\nB. countryside", None),  # A comes back
+    ("A. midwest\nB. countryside\nExplanation: both fit.", None),  # a list, not an answer
     ("The answer is F", None),
     ("The answer is not A.", None),
     ("the answer is c since farms are rural", None),  # lower case counts only when marked
