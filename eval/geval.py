@@ -113,13 +113,17 @@ def geval_item(question: Question, answer: str, error: str | None = None) -> Gev
 
 def score_distribution(g: Generation, scores: Sequence[int] = SCORES) -> dict[str, float]:
     """Log-probabilities of the candidate tokens at the position where the judge writes
-    its score: the first generated token that is a score. Same-text tokens are merged."""
+    its score: the first generated token that is a score. When the judge wrote none (a
+    small judge often opens with "**" or a newline), the first position whose top
+    alternatives include score tokens: G-Eval reads the distribution over the score
+    tokens at the form position, whatever was sampled there. Same-text tokens are merged;
+    `geval_score` renormalises over the score tokens."""
     if g.logprobs is None:
         raise ModelError("the judge returned no token log-probabilities", hint=_HINT)
     valid = {str(s) for s in scores}
-    for tok in g.logprobs:
-        if tok.token.strip() not in valid:
-            continue
+    written = [tok for tok in g.logprobs if tok.token.strip() in valid]
+    offered = [tok for tok in g.logprobs if any(t.strip() in valid for t, _ in tok.top)]
+    for tok in written[:1] or offered[:1]:
         if not tok.top:
             raise ModelError("the judge returned no top alternatives for the score token",
                              hint=_HINT)

@@ -55,6 +55,18 @@ def test_score_position_is_the_first_score_token_and_variants_merge() -> None:
     assert s.probabilities == pytest.approx({"2": 0.4, "4": 0.6})
 
 
+def test_scores_offered_but_not_written_are_read_at_the_first_position_offering_them() -> None:
+    # The judge wrote "**Good" but "3" and "4" were among the first token's alternatives.
+    first = TokenLogprob("**", math.log(0.5), (("**", math.log(0.5)), ("3", math.log(0.1)),
+                                               ("4", math.log(0.3))))
+    later = TokenLogprob("Good", math.log(0.6), (("Good", math.log(0.6)), ("5", math.log(0.4))))
+    g = Generation("**Good", 10, 2, logprobs=(first, later))
+    s = GEvalJudge(ScriptedModel([g], capabilities=LOGPROBS), dimensions=("fluency",)
+                   ).score(ITEM, "fluency")
+    assert s.score == pytest.approx((3 * 0.1 + 4 * 0.3) / 0.4)
+    assert s.probabilities == pytest.approx({"3": 0.25, "4": 0.75})
+
+
 def test_reply_without_a_score_token_is_unparsed_not_guessed() -> None:
     g = Generation("N/A", 10, 1, logprobs=(TokenLogprob("N/A", -0.1, (("N/A", -0.1),)),))
     s = GEvalJudge(ScriptedModel([g], capabilities=LOGPROBS), dimensions=("fluency",)
