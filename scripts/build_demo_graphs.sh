@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds the demo graphs with the default local model and exports them to data/graphs/.
-# Resumable: re-run the script after an interruption; finished records are not redone.
+# Grows the demo graphs with the default local model and exports them to data/graphs/.
+# Resumable on any machine: each committed export is imported first, and `kgrag build`
+# skips the chunks the graph already holds, so only new records are extracted.
 # Usage: scripts/build_demo_graphs.sh [COMMONSENSE_LIMIT] [MEDICAL_LIMIT] [LEGAL_LIMIT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=.venv/bin/kgrag
 $K neo4j status >/dev/null || $K neo4j start
-$K build --domain commonsense --limit "${1:-600}"
-$K graph export --domain commonsense
-$K build --domain medical --only medmcqa --limit "${2:-300}"
-$K graph export --domain medical
-$K build --domain legal --limit "${3:-200}"
-$K graph export --domain legal
+grow() {  # domain limit [build options...]
+  local domain=$1 limit=$2; shift 2
+  if [ -f "data/graphs/$domain.jsonl.gz" ]; then $K graph import "data/graphs/$domain.jsonl.gz"; fi
+  $K build --domain "$domain" --limit "$limit" "$@"
+  $K graph export --domain "$domain"
+}
+grow commonsense "${1:-600}"
+grow medical "${2:-300}" --only medmcqa
+grow legal "${3:-200}"
 $K build --status --domain all
