@@ -6,6 +6,7 @@ autouse fixture below refuses every connection attempt outside integration/slow 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import uuid
@@ -67,3 +68,10 @@ def test_domain(platform: object) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def test_model_name() -> str:
     return os.environ.get("KGRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+
+
+def write_questions(tmp_path: Path, rows: list[dict]) -> Path:
+    """A small question file in the CommonsenseQA format (for runner/sweep/report tests)."""
+    path = tmp_path / "csqa_small.jsonl"
+    path.write_text("\n".join(json.dumps(q) for q in rows) + "\n")
+    return path

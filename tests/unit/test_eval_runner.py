@@ -14,6 +14,7 @@ from kgrag.baselines import LLMOnly
 from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
+from tests.conftest import write_questions
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"question_concept": "x", "stem": f"Question {i}?",
@@ -37,9 +38,7 @@ class FakePlatform:
 
 @pytest.fixture()
 def dataset(tmp_path: Path) -> Path:
-    path = tmp_path / "csqa_small.jsonl"
-    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    return path
+    return write_questions(tmp_path, QUESTIONS)
 
 
 def test_run_writes_predictions_and_resumes(tmp_path: Path, dataset: Path) -> None:

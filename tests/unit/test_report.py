@@ -19,15 +19,14 @@ from eval.sweep import run_sweep
 from kgrag.errors import KgragError, ModelError
 from kgrag.platform import available_methods
 from kgrag.types import Prediction, Question
+from tests.conftest import write_questions
 from tests.unit.test_eval_runner import QUESTIONS, FakePlatform
 from tests.unit.test_sweep import SweepPlatform
 
 
 @pytest.fixture()
 def dataset(tmp_path: Path) -> Path:
-    path = tmp_path / "csqa_small.jsonl"
-    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    return path
+    return write_questions(tmp_path, QUESTIONS)
 
 
 def test_every_registered_method_has_a_group() -> None:

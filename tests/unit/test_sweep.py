@@ -3,7 +3,6 @@ with that value in its recorded MetaKGConfig, scoring and the sensitivity plot."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from metakg.config import MetaKGConfig
+from tests.conftest import write_questions
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"stem": f"Question {i}?",
@@ -43,9 +43,7 @@ class SweepPlatform:
 
 @pytest.fixture()
 def dataset(tmp_path: Path) -> Path:
-    path = tmp_path / "csqa_small.jsonl"
-    path.write_text("\n".join(json.dumps(q) for q in QUESTIONS) + "\n")
-    return path
+    return write_questions(tmp_path, QUESTIONS)
 
 
 def test_unknown_parameter_lists_the_valid_names() -> None:
