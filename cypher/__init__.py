@@ -32,10 +32,21 @@ def names(folder: str = "") -> list[str]:
     return sorted(str(p.relative_to(ROOT).with_suffix("")) for p in base.rglob("*.cypher"))
 
 
-def digest(folder: str = "") -> str:
-    """sha256 over the statements below `folder`: recorded with every run and build job."""
+def digest(*folders: str) -> str:
+    """sha256 over the statements below `folders` (all of them when none is named)."""
     h = hashlib.sha256()
-    for name in names(folder):
+    for name in sorted({n for f in folders or ("",) for n in names(f)}):
         h.update(name.encode())
         h.update(load(name).encode())
     return h.hexdigest()[:16]
+
+
+# The statements a question-answering method executes. An evaluation run records their
+# digest, so editing a build or schema statement does not make finished runs "another
+# configuration" (it cannot change an answer).
+METHOD_FOLDERS = ("metakg", "textrag")
+
+
+def methods_digest() -> str:
+    """sha256 over the statements methods run (`METHOD_FOLDERS`): recorded with every run."""
+    return digest(*METHOD_FOLDERS)

@@ -1,7 +1,8 @@
 """The evaluation runner: every method answers the same questions into one run directory.
 
-    <run dir>/config.json        resolved settings, git revision, model sha256, prompt and
-                                 Cypher digests, dataset, methods, n
+    <run dir>/config.json        resolved settings, git revision, model sha256, digests of
+                                 the prompts and of the Cypher methods run, dataset,
+                                 methods, n
     <run dir>/predictions.jsonl  one line per (method, question), appended as answered
     <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
 
@@ -109,7 +110,7 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
         n=n, model=s.model.chat, model_backend=s.model.backend,
         model_sha256=spec.sha256 if spec else None, embedding_model=s.embedding.model,
         seed=s.model.seed, kgrag_version=__version__, git_revision=_git_revision(),
-        prompts_digest=prompts_digest(), cypher_digest=cypher.digest(),
+        prompts_digest=prompts_digest(), cypher_digest=cypher.methods_digest(),
         settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
     )
 

@@ -27,3 +27,12 @@ def test_schema_applies_in_a_stable_order() -> None:
 
 def test_digest_changes_with_content() -> None:
     assert cypher.digest("schema") != cypher.digest("admin")
+
+
+def test_methods_digest_covers_only_what_methods_run() -> None:
+    """A run records the digest of the statements methods execute: editing a build or
+    schema statement must not make a finished run 'another configuration'."""
+    assert cypher.methods_digest() == cypher.digest(*cypher.METHOD_FOLDERS)
+    assert cypher.methods_digest() != cypher.digest()
+    assert cypher.digest("metakg", "textrag") == cypher.digest("textrag", "metakg")
+    assert all(cypher.names(folder) for folder in cypher.METHOD_FOLDERS)
