@@ -1,0 +1,100 @@
+"""Print the README's result tables from scored run directories.
+
+    python scripts/results_tables.py docs/results/csqa-dev docs/results/hotpotqa-dev
+
+Reads each run's `metrics.json` (written by `kgrag score`) and prints one Markdown table
+per run in the README's layout: multiple choice (accuracy, correct/wrong/fail, answer in
+evidence, PRR, cost), short answers (EM, F1, Passage EM, cost) or open-ended answers
+(ROUGE-L, BERTScore, G-Eval). The full report with every column and the paired tests is
+`kgrag report`; this script exists so the README's numbers are regenerated, not typed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def pct(ci: dict[str, float] | None, digits: int = 1) -> str:
+    if not ci:
+        return "–"
+    return (f"{100 * ci['mean']:.{digits}f} "
+            f"[{100 * ci['low']:.{digits}f}, {100 * ci['high']:.{digits}f}]")
+
+
+def num(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def choice_rows(methods: dict[str, Any]) -> str:
+    header = ["method", "n", "accuracy % [95% CI]", "correct / wrong / fail",
+              "answer in evidence %", "PRR (questions / starts)", "LLM calls/q", "Cypher/q",
+              "retrieval ms (median, no LLM)", "median s/q"]
+    rows = []
+    for name, m in methods.items():
+        prr = m.get("prr")
+        prr_text = (f"{prr['by_question']:.2f} / {prr['by_start']:.2f}"
+                    if isinstance(prr, dict) else "–")
+        rows.append([f"`{name}`", str(m["n"]), pct(m["accuracy"]),
+                     f"{m['correct']} / {m['wrong']} / {m['fail']}", pct(m.get("evidence_hit")),
+                     prr_text, num(m["llm_calls"]), num(m["cypher_queries"]),
+                     num(m.get("retrieval_ms"), "{:.0f}"), num(m["median_seconds"])])
+    return table(header, rows)
+
+
+def short_rows(methods: dict[str, Any]) -> str:
+    header = ["method", "setting", "n", "EM % [95% CI]", "F1 % [95% CI]", "Passage EM %",
+              "LLM calls/q", "retrievals/q", "median s/q"]
+    rows = [[f"`{name}`", m.get("setting") or "–", str(m["n"]), pct(m["em"]), pct(m["f1"]),
+             pct(m.get("passage_em")), num(m["llm_calls"]), num(m["retrievals"]),
+             num(m["median_seconds"])] for name, m in methods.items()]
+    return table(header, rows)
+
+
+def open_rows(methods: dict[str, Any]) -> str:
+    header = ["method", "n", "ROUGE-L %", "BERTScore F1 %", "G-Eval Coh. / Cons. / Flu. / Rel. (1–5)",
+              "LLM calls/q", "median s/q"]
+    rows = []
+    for name, m in methods.items():
+        g = m.get("geval") or {}
+        dims = ["coherence", "consistency", "fluency", "relevance"]
+        geval = (" / ".join(num(g["scores"][d]["mean"], "{:.2f}") for d in dims)
+                 + f" ({g['answers']} answers, {g['unparsed']} of {4 * g['answers']}"
+                 " judgements without a score)") if g else "–"
+        rows.append([f"`{name}`", str(m["n"]), pct(m["rouge_l"]), pct(m["bertscore_f1"]), geval,
+                     num(m["llm_calls"]), num(m["median_seconds"])])
+    return table(header, rows)
+
+
+def render(run: Path) -> str:
+    metrics = json.loads((run / "metrics.json").read_text())
+    methods = metrics["methods"]
+    first = next(iter(methods.values()))
+    if first.get("accuracy") is not None:
+        body = choice_rows(methods)
+    elif first.get("em") is not None:
+        body = short_rows(methods)
+    else:
+        body = open_rows(methods)
+    return f"<!-- {run}: {metrics.get('dataset')} -->\n{body}\n"
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    for arg in argv:
+        print(render(Path(arg)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
