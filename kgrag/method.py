@@ -27,6 +27,11 @@ from kgrag.types import Prediction, Question, TraceStep, Usage
 
 log = logging.getLogger(__name__)
 
+# A question may take at most this share of the model's context window: the prompt
+# around it (exemplars, passages, evidence) and the reply need the rest.
+QUESTION_SHARE = 0.25
+CHARS_PER_TOKEN = 4  # estimate for backends that do not tokenize in-process
+
 
 @dataclass
 class Answer:
@@ -74,6 +79,7 @@ class QAMethod(ABC):
         start = time.perf_counter()
         error = None
         try:
+            question = fit_question(self.model, question, trace)
             result = self._answer(question, trace)
         except (KgragError, AssertionError):
             raise  # infrastructure problems (Neo4j down, model missing) and failed test
@@ -96,3 +102,32 @@ class QAMethod(ABC):
 
     @abstractmethod
     def _answer(self, question: Question, trace: Trace) -> Answer: ...
+
+
+def fit_question(model: ChatModel, question: Question, trace: Trace) -> Question:
+    """The question, cut to `QUESTION_SHARE` of the model's context if longer; the cut is
+    logged and traced ("truncate" step), never silent. The beginning and the end are kept
+    (the end usually holds what is asked), the middle is replaced by " … "."""
+    n_ctx = int(getattr(model, "context_tokens", 0) or 4096)
+    budget = max(16, int(n_ctx * QUESTION_SHARE))
+    tokenize = getattr(model, "tokenize", None)
+    if callable(tokenize):
+        tokens = tokenize(question.text)
+        if len(tokens) <= budget:
+            return question
+        half = budget // 2
+        text = (model.detokenize(tokens[:half]).rstrip() + " … "  # type: ignore[attr-defined]
+                + model.detokenize(tokens[-half:]).lstrip())  # type: ignore[attr-defined]
+        size, unit = len(tokens), "tokens"
+    else:
+        limit = budget * CHARS_PER_TOKEN
+        if len(question.text) <= limit:
+            return question
+        half = limit // 2
+        text = question.text[:half].rstrip() + " … " + question.text[-half:].lstrip()
+        size, unit = len(question.text), "characters"
+    note = (f"question truncated: {size} {unit} is more than {QUESTION_SHARE:.0%} of the "
+            f"model's {n_ctx}-token context; its middle was cut")
+    log.warning("%s (%s)", note, question.id)
+    trace.add("truncate", note, original_size=size, unit=unit, budget_tokens=budget)
+    return question.model_copy(update={"text": text})

@@ -125,6 +125,7 @@ class LlamaCppModel:
             raise ModelError(f"llama.cpp could not load {path}: {e}",
                              hint="the file may be truncated or not GGUF; re-fetch it") from e
         self.load_seconds = time.perf_counter() - start
+        self.context_tokens = self.llm.n_ctx()
         declared = int(self.llm.metadata.get(_block_count_key(self.llm), 0))
         self.n_layers = n_layers or declared or None
 

@@ -68,3 +68,44 @@ def test_missing_capability_fails_at_construction() -> None:
 
     with pytest.raises(ModelError, match="hidden_states"):
         NeedsHidden(ScriptedModel([]))
+
+
+class WordModel(ScriptedModel):
+    """A scripted model that tokenizes by words, with a small context window."""
+
+    context_tokens = 400  # question budget: 100 tokens
+
+    def tokenize(self, text: str) -> list[str]:
+        return text.split()
+
+    def detokenize(self, tokens: list[str]) -> str:
+        return " ".join(tokens)
+
+
+def test_a_question_longer_than_the_context_is_cut_and_says_so() -> None:
+    words = [f"w{i}" for i in range(300)]
+    model = WordModel(["Paris"])
+    pred = LLMOnly(model).answer(Question(id="long", text=" ".join(words) + " capital?"))
+    sent = model.prompts[0][-1].content
+    assert "w0 " in sent and "w49 " in sent and "w50 " not in sent  # head kept
+    assert "w251 w252" in sent and "w250 " not in sent  # tail kept
+    step = pred.trace[0]
+    assert step.stage == "truncate" and "301 tokens" in step.summary
+    assert step.data["budget_tokens"] == 100
+    assert pred.answer == "Paris" and pred.error is None
+
+
+def test_a_short_question_is_untouched_and_untraced() -> None:
+    model = WordModel(["Paris"])
+    pred = LLMOnly(model).answer(Question(id="q", text="Capital of France?"))
+    assert "Capital of France?" in model.prompts[0][-1].content
+    assert all(step.stage != "truncate" for step in pred.trace)
+
+
+def test_without_a_tokenizer_the_cut_counts_characters() -> None:
+    model = ScriptedModel(["x"])  # no tokenize(): 4096-token default, 4 chars per token
+    text = "a" * 5000 + "b" * 5000
+    pred = LLMOnly(model).answer(Question(id="q", text=text))
+    sent = model.prompts[0][-1].content
+    assert "a" * 2048 in sent and "a" * 2049 not in sent and "b" * 2048 in sent
+    assert "10000 characters" in pred.trace[0].summary
