@@ -107,6 +107,9 @@ COLUMNS: list[Column] = [
     ("answer in evidence % [CI]", lambda m: _ci(m.evidence_hit), _has("evidence_hit")),
     ("retrieval ms (median, no LLM)", lambda m: f"{m.retrieval_ms:.0f}"
      if m.retrieval_ms is not None else "–", _has("retrieval_ms")),
+    ("concepts matched % / starts/q", lambda m: (
+        f"{m.matching['kept_share'] * 100:.0f} / {m.matching['starts_per_question']:.1f}"
+        if m.matching else "–"), _has("matching")),
     ("PRR", _prr, _has("prr")),
     ("Passage EM % [CI]", lambda m: _ci(m.passage_em), _has("passage_em")),
     ("passage recall %", lambda m: f"{m.passage_recall * 100:.1f}"

@@ -78,6 +78,7 @@ class MethodMetrics(BaseModel):
     passage_recall: float | None = None
     retrieval_ms: float | None = None  # KG methods: median retrieval time without the LLM
     evidence_hit: Interval | None = None  # MCQ: the correct option's text is in the evidence
+    matching: dict[str, float] | None = None  # KG methods: how concepts met the graph
 
 
 class PairTest(BaseModel):
@@ -150,6 +151,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
             if ln.question.is_multiple_choice and ln.prediction.setting.startswith("kg")]
     if hits:
         m.evidence_hit = _interval([float(h) for h in hits])
+    m.matching = concept_matching(lines)
     retrieval = [float(step.data["retrieval_ms"]) for ln in lines for step in
                  ln.prediction.trace if step.stage == "evidence" and "retrieval_ms" in step.data]
     if retrieval:
@@ -285,3 +287,25 @@ def run_notes(config: RunConfig) -> list[str]:
         notes.append(f"{len(config.dataset_problems)} dataset lines skipped: {shown}"
                      + (f" (and {more} more)" if more > 0 else ""))
     return notes
+
+
+def concept_matching(lines: list[RunLine]) -> dict[str, float] | None:
+    """How the questions' concepts met the graph, from the KG methods' "match" steps:
+    concepts per question, the share of concepts whose nearest entity passed τ_entity,
+    the mean similarity of that nearest entity, start entities per question, and the
+    share of questions left without any start (answered without KG evidence)."""
+    steps = [step.data for ln in lines for step in ln.prediction.trace
+             if step.stage == "match" and "matches" in step.data]
+    if not steps:
+        return None
+    matches = [m for d in steps for m in d["matches"]]
+    return {
+        "questions": float(len(steps)),
+        "concepts_per_question": len(matches) / len(steps),
+        "kept_share": (sum(bool(m.get("kept")) for m in matches) / len(matches)
+                       if matches else 0.0),
+        "mean_similarity": (float(np.mean([float(m["similarity"]) for m in matches]))
+                            if matches else 0.0),
+        "starts_per_question": float(np.mean([len(d.get("starts") or []) for d in steps])),
+        "no_start_share": float(np.mean([not d.get("starts") for d in steps])),
+    }

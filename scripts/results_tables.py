@@ -36,16 +36,19 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def choice_rows(methods: dict[str, Any]) -> str:
     header = ["method", "n", "accuracy % [95% CI]", "correct / wrong / fail",
-              "answer in evidence %", "PRR (questions / starts)", "LLM calls/q", "Cypher/q",
+              "answer in evidence %", "concepts matched % / starts/q", "PRR (questions / starts)", "LLM calls/q", "Cypher/q",
               "retrieval ms (median, no LLM)", "median s/q"]
     rows = []
     for name, m in methods.items():
         prr = m.get("prr")
         prr_text = (f"{prr['by_question']:.2f} / {prr['by_start']:.2f}"
                     if isinstance(prr, dict) else "–")
+        match = m.get("matching")
+        match_text = (f"{100 * match['kept_share']:.0f} / {match['starts_per_question']:.1f}"
+                      if match else "–")
         rows.append([f"`{name}`", str(m["n"]), pct(m["accuracy"]),
                      f"{m['correct']} / {m['wrong']} / {m['fail']}", pct(m.get("evidence_hit")),
-                     prr_text, num(m["llm_calls"]), num(m["cypher_queries"]),
+                     match_text, prr_text, num(m["llm_calls"]), num(m["cypher_queries"]),
                      num(m.get("retrieval_ms"), "{:.0f}"), num(m["median_seconds"])])
     return table(header, rows)
 

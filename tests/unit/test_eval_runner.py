@@ -122,6 +122,31 @@ def test_kg_retrieval_time_is_the_median_of_the_evidence_steps() -> None:
     assert m.retrieval_ms == 120.0
 
 
+def test_concept_matching_summarises_the_match_steps() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import score_method
+    from kgrag.types import Prediction, Question, TraceStep
+
+    def line(i: int, matches: list[tuple[float, bool]]) -> RunLine:
+        data = {"matches": [{"concept": f"c{j}", "similarity": s, "kept": k}
+                            for j, (s, k) in enumerate(matches)],
+                "starts": [f"c{j}" for j, (_, k) in enumerate(matches) if k]}
+        return RunLine(question=Question(id=str(i), text="q?", answers=["x"]),
+                       prediction=Prediction(question_id=str(i), method="metakgrag",
+                                             answer="x", trace=[TraceStep(
+                                                 stage="match", summary="", data=data)]))
+
+    m, _ = score_method("metakgrag", [line(0, [(0.9, True), (0.5, False)]),
+                                      line(1, [(0.4, False)])])
+    assert m.matching == pytest.approx({
+        "questions": 2.0, "concepts_per_question": 1.5, "kept_share": 1 / 3,
+        "mean_similarity": 0.6, "starts_per_question": 0.5, "no_start_share": 0.5})
+    plain, _ = score_method("llm", [RunLine(
+        question=Question(id="q", text="q?", answers=["x"]),
+        prediction=Prediction(question_id="q", method="llm", answer="x"))])
+    assert plain.matching is None
+
+
 def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
     from eval.runner import writer_lock
 
