@@ -23,15 +23,18 @@ bad sufficiency reply counts as "not yet".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel
 
 from kgrag.prompt import package_prompt
 from metakg.backend import Fact, QuestionGraph, RelationOption
 from metakg.graph import Triple
 from metakg.kg_method import Context, KGMethod, prompt_question
 from metakg.replies import (
+    Asked,
     FactsReply,
     RelationsReply,
     SufficientReply,
@@ -43,6 +46,7 @@ from metakg.replies import (
 from metakg.trace import render_evidence, render_triple
 
 NONE_YET = "(none yet)"
+_Item = TypeVar("_Item", RelationOption, Fact)
 
 
 @dataclass(frozen=True)
@@ -111,17 +115,8 @@ class ThinkOnGraph(KGMethod):
                          depth: int) -> list[RelationOption]:
         g = ctx.graph
         lines = [f"{i}. {_relation_text(o, g)}" for i, o in enumerate(options, 1)]
-        messages = package_prompt(__file__, "tog_relations").render(
-            domain=ctx.domain, question=prompt_question(ctx.question),
-            evidence=_evidence(beams, g), relations="\n".join(lines), width=self.width)
-        asked = ask_json(self.model, messages, RelationsReply,
-                         numbers_schema("relations", len(options), self.width),
-                         example='{"relations": [1, 2]}', max_tokens=self.pick_tokens,
-                         check=in_range("relations", len(options)))
-        if asked.value is None:
-            picks = sorted(options, key=lambda o: -o.best)[: self.width]
-        else:
-            picks = [options[n - 1] for n in dict.fromkeys(asked.value.relations)][: self.width]
+        picks, asked = self._pick(ctx, beams, "tog_relations", "relations", RelationsReply,
+                                  options, lines, lambda o: o.best)
         ctx.trace.add("tog-relations", f"depth {depth}: kept {len(picks)} of {len(options)} "
                       "relations" + (" (fallback: cosine ranking)" if asked.value is None else ""),
                       depth=depth, options=lines, kept=[_relation_text(p, g) for p in picks],
@@ -132,17 +127,8 @@ class ThinkOnGraph(KGMethod):
                      ) -> list[Fact]:
         g = ctx.graph
         lines = [f"{i}. {render_triple(f.triple, g.name)}" for i, f in enumerate(facts, 1)]
-        messages = package_prompt(__file__, "tog_entities").render(
-            domain=ctx.domain, question=prompt_question(ctx.question),
-            evidence=_evidence(beams, g), facts="\n".join(lines), width=self.width)
-        asked = ask_json(self.model, messages, FactsReply,
-                         numbers_schema("facts", len(facts), self.width),
-                         example='{"facts": [1, 2]}', max_tokens=self.pick_tokens,
-                         check=in_range("facts", len(facts)))
-        if asked.value is None:
-            chosen = sorted(facts, key=lambda f: -f.score)[: self.width]
-        else:
-            chosen = [facts[n - 1] for n in dict.fromkeys(asked.value.facts)][: self.width]
+        chosen, asked = self._pick(ctx, beams, "tog_entities", "facts", FactsReply, facts, lines,
+                                   lambda f: f.score)
         ctx.trace.add("tog-entities", f"depth {depth}: kept {len(chosen)} of {len(facts)} "
                       "candidate facts" + (" (fallback: cosine ranking)"
                                            if asked.value is None else ""),
@@ -150,6 +136,25 @@ class ThinkOnGraph(KGMethod):
                       kept=[render_triple(f.triple, g.name) for f in chosen],
                       fallback=asked.value is None, **asked.trace(), **ctx.meter.take())
         return chosen
+
+    def _pick(self, ctx: Context, beams: list[Beam], prompt: str, field: str,
+              reply: type[BaseModel], items: Sequence[_Item], lines: list[str],
+              cosine: Callable[[_Item], float]) -> tuple[list[_Item], Asked[BaseModel]]:
+        """One pruning call: the LLM's picks among the numbered `lines` (first mention of a
+        number kept, at most `width`), or, after two bad replies, the `width` items best by
+        `cosine`. `field` names the prompt's list placeholder and the reply's number list."""
+        messages = package_prompt(__file__, prompt).render(
+            domain=ctx.domain, question=prompt_question(ctx.question),
+            evidence=_evidence(beams, ctx.graph), width=self.width,
+            **{field: "\n".join(lines)})
+        asked = ask_json(self.model, messages, reply,
+                         numbers_schema(field, len(items), self.width),
+                         example=f'{{"{field}": [1, 2]}}', max_tokens=self.pick_tokens,
+                         check=in_range(field, len(items)))
+        if asked.value is None:
+            return sorted(items, key=lambda x: -cosine(x))[: self.width], asked
+        numbers: list[int] = getattr(asked.value, field)
+        return [items[n - 1] for n in dict.fromkeys(numbers)][: self.width], asked
 
     def _sufficient(self, ctx: Context, beams: list[Beam], depth: int) -> bool:
         messages = package_prompt(__file__, "tog_sufficient").render(
