@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,13 +131,23 @@ def done_pairs(path: Path) -> set[tuple[str, str]]:
     return done
 
 
+def identity_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The entries of `new` whose value differs from `old`'s, as (old value, new value),
+    in `new`'s order; a key `old` lacks counts as None there. The one check of a directory's
+    recorded identity against the current one (runs here, sweeps in `eval.sweep`).
+
+    >>> identity_diff({"seed": 1, "domain": "x"}, {"seed": 2, "domain": "x"})
+    {'seed': (1, 2)}
+    """
+    return {k: (old.get(k), v) for k, v in new.items() if old.get(k) != v}
+
+
 def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "config.json"
     if path.is_file():
         old = RunConfig.model_validate_json(path.read_text())
-        diff = {k: (old.identity()[k], v) for k, v in config.identity().items()
-                if old.identity()[k] != v}
+        diff = identity_diff(old.identity(), config.identity())
         if diff and not force:
             raise KgragError(
                 f"{out} was written by a different configuration: {diff}",

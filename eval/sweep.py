@@ -32,11 +32,11 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from eval.runner import RunConfig, run_eval
+from eval.runner import RunConfig, identity_diff, run_eval
 from eval.scoring import Interval, RunMetrics, score_run
 from kgrag.errors import KgragError
 from metakg.config import MetaKGConfig
@@ -58,6 +58,10 @@ class SweepManifest(BaseModel):
     domain: str | None
     n: int | None
     values: list[Value]
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that must match for another sweep to add its values to this one."""
+        return {k: getattr(self, k) for k in ("param", "method", "dataset", "domain", "n")}
 
 
 class SweepPoint(BaseModel):
@@ -145,9 +149,7 @@ def _manifest(out: Path, new: SweepManifest, force: bool) -> SweepManifest:
     path = out / "sweep.json"
     if path.is_file():
         old = SweepManifest.model_validate_json(path.read_text())
-        same = ("param", "method", "dataset", "domain", "n")
-        diff = {k: (getattr(old, k), getattr(new, k)) for k in same
-                if getattr(old, k) != getattr(new, k)}
+        diff = identity_diff(old.identity(), new.identity())
         if diff and not force:
             raise KgragError(f"{out} holds another sweep: {diff}",
                              hint="use a new --out directory (or --force to add to it)")
@@ -162,10 +164,10 @@ def _check_metakg(run_dir: Path, cfg: MetaKGConfig, force: bool) -> None:
         return
     old = RunConfig.model_validate_json(path.read_text()).settings.get("metakg")
     new = json.loads(cfg.model_dump_json())
-    diff = {k: (v, (old or {}).get(k)) for k, v in new.items() if (old or {}).get(k) != v}
+    diff = identity_diff(old or {}, new)
     if diff and not force:
         raise KgragError(f"{run_dir} was run with another MetaKGConfig: "
-                         + ", ".join(f"{k} now {a!r}, there {b!r}" for k, (a, b) in diff.items()),
+                         + ", ".join(f"{k} now {a!r}, there {b!r}" for k, (b, a) in diff.items()),
                          hint="use a new --out directory, or --force to mix them knowingly")
 
 
