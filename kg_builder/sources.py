@@ -145,17 +145,12 @@ def _check_domain(domain: str) -> None:
 
 
 @dataclass(frozen=True)
-class JsonlSource:
-    """A JSON Lines file (optionally gzipped) read row by row with a `RowParser`.
-
-    >>> src = JsonlSource("wikipedia", Path("wiki_passages.jsonl.gz"), parse_passage)
-    >>> report = LoadReport(src.name); chunks = list(src.read(report))
-    """
+class _FileSource:
+    """What every file source shares: its domain (checked on construction) and path, and
+    the file name as the source's name. Subclasses add their fields and `read`."""
 
     domain: str
     path: Path
-    parser: RowParser
-    max_chars: int | None = 1000
 
     def __post_init__(self) -> None:
         _check_domain(self.domain)
@@ -163,6 +158,18 @@ class JsonlSource:
     @property
     def name(self) -> str:
         return self.path.name
+
+
+@dataclass(frozen=True)
+class JsonlSource(_FileSource):
+    """A JSON Lines file (optionally gzipped) read row by row with a `RowParser`.
+
+    >>> src = JsonlSource("wikipedia", Path("wiki_passages.jsonl.gz"), parse_passage)
+    >>> report = LoadReport(src.name); chunks = list(src.read(report))
+    """
+
+    parser: RowParser
+    max_chars: int | None = 1000
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
         seen: set[str] = set()
@@ -233,7 +240,7 @@ def parse_passage(row: Any, ctx: RowContext) -> list[Chunk]:
 
 # ------------------------------------------------------------------ plain text, Markdown
 @dataclass(frozen=True)
-class TextSource:
+class TextSource(_FileSource):
     """A Markdown or plain-text file: one chunk per paragraph, long paragraphs split.
 
     Chunk ids use the paragraph's first line; the document is the whole file.
@@ -242,17 +249,8 @@ class TextSource:
     'notes:notes:L3'
     """
 
-    domain: str
-    path: Path
     markdown: bool = True
     max_chars: int | None = 1000
-
-    def __post_init__(self) -> None:
-        _check_domain(self.domain)
-
-    @property
-    def name(self) -> str:
-        return self.path.name
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
         stem = source_stem(self.path)
