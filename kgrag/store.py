@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,16 @@ class QueryStats:
     queries: int = 0
     seconds: float = 0.0
     by_name: dict[str, int] = field(default_factory=dict)
+
+
+class _Rows(list):  # type: ignore[type-arg]
+    """A batch of rows whose repr is short. The driver formats every RUN's parameters for
+    a debug log line even when debug logging is off; for 1,000 entity vectors that repr
+    cost more client CPU than the write itself (measured: 0.62 s vs 0.03 s for 3,000
+    rows of 384 floats). It packs as a plain list."""
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} rows>"
 
 
 class GraphStore:
@@ -137,15 +147,20 @@ class GraphStore:
 
         Yields (rows in this batch, counters) so callers can drive a progress bar.
         """
-        query = cypher.load(name)
         batch: list[Mapping[str, Any]] = []
         for row in rows:
             batch.append(row)
             if len(batch) >= batch_size:
-                yield len(batch), self._execute(name, query, {**(extra or {}), "rows": batch})[1]
+                yield len(batch), self.write_batch(name, batch, extra)[1]
                 batch = []
         if batch:
-            yield len(batch), self._execute(name, query, {**(extra or {}), "rows": batch})[1]
+            yield len(batch), self.write_batch(name, batch, extra)[1]
+
+    def write_batch(
+        self, name: str, rows: Sequence[Mapping[str, Any]], extra: Mapping[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], WriteCounters]:
+        """Send one batch as `$rows`; the records the statement returns, and its counters."""
+        return self._execute(name, cypher.load(name), {**(extra or {}), "rows": _Rows(rows)})
 
     def run_autocommit(self, name: str, params: Mapping[str, Any] | None = None) -> None:
         """Run a `CALL { … } IN TRANSACTIONS` statement (needs an auto-commit transaction)."""
