@@ -1,8 +1,9 @@
 """Writing a domain graph to Neo4j, and moving it in and out as compressed JSONL.
 
-All writes are `UNWIND $rows` batches of `MERGE` statements (`cypher/kg/*.cypher`), so
-writing the same rows twice creates nothing, and an interrupted import or build can be
-re-run. The export format (one JSON object per line, gzip):
+All writes are `UNWIND $rows` batches (`cypher/kg/*.cypher`): `CREATE` statements while
+the domain is new, `MERGE` statements once it is not, so writing the same rows twice
+creates nothing, and an interrupted import or build can be re-run. The export format
+(one JSON object per line, gzip):
 
     {"type": "meta", "domain": ..., "format": 1, "model": ..., "command": ..., ...}
     {"type": "chunk", "id", "doc", "text", "source", "title", "line"}
@@ -20,7 +21,7 @@ import gzip
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,16 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from kg_builder.rows import documents, mentions, unique_entities, unique_facts
 from kgrag.embed import Embedder
 from kgrag.errors import KgragError
 from kgrag.store import GraphStore, WriteCounters
 
 log = logging.getLogger(__name__)
 FORMAT = 1
+# Vectors per transaction: larger batches were slower on the 1 GB-heap server (measured:
+# 30,000 in one transaction took 4x as long as batches of 1,000).
+VECTOR_BATCH = 1000
 
 
 @dataclass
@@ -47,6 +52,7 @@ class WriteReport:
     nodes_created: int = 0
     relationships_created: int = 0
     embedded: int = 0
+    fast_path: bool = False
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     skipped_lines: list[int] = field(default_factory=list)
@@ -67,59 +73,109 @@ class WriteReport:
 
 
 class GraphWriter:
-    """Batched, idempotent writes of one domain's chunks, entities and facts."""
+    """Batched, idempotent writes of one domain's chunks, entities and facts.
+
+    A domain with no entity and no chunk yet, whose chunk and document ids are unused
+    (`kg/domain_is_new`: a first import, a build's first batch), takes a fast path:
+    rows are de-duplicated here and written with CREATE, facts and mentions find their
+    entities by element id. Any other domain takes the MERGE statements, so writing the
+    same rows again creates nothing, and an interrupted fast-path write re-runs as a MERGE.
+    Vectors are stored last, only for entities still marked :Unembedded: from the rows
+    when they carry one (`emb`), else from the embedder, which `embedder_factory` builds
+    only then.
+
+    >>> GraphWriter(store, None, "legal", embedder_factory=lambda: p.embedder).write(
+    ...     chunks, entities, facts, WriteReport("legal"))
+    """
 
     def __init__(self, store: GraphStore, embedder: Embedder | None, domain: str,
-                 batch_size: int = 5000) -> None:
+                 batch_size: int = 5000, *,
+                 embedder_factory: Callable[[], Embedder] | None = None) -> None:
         self.store, self.embedder, self.domain = store, embedder, domain
+        self.embedder_factory = embedder_factory
         self.batch_size = batch_size
         store.run("kg/merge_domain", {"domain": domain})
 
-    def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport) -> int:
-        n, start = 0, time.perf_counter()
-        for sent, counters in self.store.write_batches(
-            name, rows, batch_size=self.batch_size, extra={"domain": self.domain}
-        ):
+    def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport,
+              batch_size: int | None = None) -> list[dict[str, Any]]:
+        """Write `rows` in batches; returns the rows the statement returns (if any)."""
+        out: list[dict[str, Any]] = []
+        start = time.perf_counter()
+        for batch in batched(rows, batch_size or self.batch_size):
+            records, counters = self.store.write_batch(name, batch, {"domain": self.domain})
             report.add(counters)
             report.embedded += counters.labels_removed  # :Unembedded dropped = vector stored
-            n += sent
+            out.extend(records)
         stage = name.removeprefix("kg/")
         report.stage_seconds[stage] = (report.stage_seconds.get(stage, 0.0)
                                        + time.perf_counter() - start)
-        return n
+        return out
 
     def write(self, chunks: Sequence[dict[str, Any]], entities: Sequence[dict[str, Any]],
               facts: Sequence[dict[str, Any]], report: WriteReport) -> None:
-        """Write rows in dependency order: chunks, entities, facts, mentions, embeddings."""
-        report.chunks += self._send("kg/merge_chunks", chunks, report)
-        report.entities += self._send(
-            "kg/merge_entities",
-            ({"key": e["key"], "name": e["name"], "aliases": e.get("aliases") or []}
-             for e in entities), report)
-        given = [{"key": e["key"], "embedding": e["emb"]} for e in entities
-                 if e.get("emb") is not None]
-        if given:
-            self._send("kg/set_entity_embeddings", given, report)
-        report.facts += self._send("kg/merge_facts", facts, report)
-        mentions = {(c, f[k]) for f in facts for c in f["chunks"] for k in ("h", "t")}
-        self._send("kg/merge_mentions", ({"chunk": c, "key": key} for c, key in mentions),
-                   report)
-        self.embed_missing(report)
+        """Write rows in dependency order: chunks, entities, facts, mentions, vectors."""
+        ents, facts = unique_entities(entities), unique_facts(facts)
+        docs = documents(chunks)
+        report.chunks += sum(len(d["chunks"]) for d in docs)
+        report.entities += len(ents)
+        report.facts += len(facts)
+        new = self.store.read("kg/domain_is_new", {
+            "domain": self.domain, "doc_ids": [d["doc"] for d in docs],
+            "chunk_ids": [c["id"] for d in docs for c in d["chunks"]]})[0]["new"]
+        report.fast_path = bool(new)
+        if new:
+            self._create(docs, ents, facts, report)
+        else:
+            self._merge(chunks, ents, facts, report)
+        self.embed_missing(report, {e["key"]: e["emb"] for e in ents if e.get("emb") is not None})
 
-    def embed_missing(self, report: WriteReport) -> None:
-        """Embed the names of entities that have no vector yet (new ones only)."""
+    def _create(self, docs: list[dict[str, Any]], ents: list[dict[str, Any]],
+                facts: list[dict[str, Any]], report: WriteReport) -> None:
+        group = max(1, self.batch_size // 10)  # a document or chunk row holds ~10 more
+        self._send("kg/create_documents", docs, report, group)
+        ids = {r["key"]: r["id"] for r in self._send(
+            "kg/create_entities",
+            ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]} for e in ents),
+            report)}
+        self._send("kg/create_facts",
+                   ({**f, "h": ids[f["h"]], "t": ids[f["t"]]} for f in facts
+                    if f["h"] in ids and f["t"] in ids), report)
+        self._send("kg/create_mentions",
+                   ({"chunk": m["chunk"], "ids": [ids[k] for k in m["keys"] if k in ids]}
+                    for m in mentions(facts)), report, group)
+
+    def _merge(self, chunks: Sequence[dict[str, Any]], ents: list[dict[str, Any]],
+               facts: list[dict[str, Any]], report: WriteReport) -> None:
+        self._send("kg/merge_chunks", chunks, report)
+        self._send("kg/merge_entities",
+                   ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]}
+                    for e in ents), report)
+        self._send("kg/merge_facts", facts, report)
+        self._send("kg/merge_mentions", mentions(facts), report, max(1, self.batch_size // 10))
+
+    def embed_missing(self, report: WriteReport,
+                      given: Mapping[str, str | Sequence[float]] | None = None) -> None:
+        """Store vectors for entities that have none yet: from `given` (key → vector or
+        base64 float16 text), else computed from their names."""
         missing = self.store.read("kg/entities_missing_embedding", {"domain": self.domain})
-        if not missing:
+        given = given or {}
+        self._send("kg/set_entity_embeddings",
+                   ({"key": m["key"], "embedding": as_vector(given[m["key"]])}
+                    for m in missing if m["key"] in given), report, VECTOR_BATCH)
+        rest = [m for m in missing if m["key"] not in given]
+        if not rest:
             return
-        if self.embedder is None:
-            raise KgragError(f"{len(missing)} entities of {self.domain} need embeddings "
+        embedder = self.embedder or (self.embedder_factory() if self.embedder_factory else None)
+        if embedder is None:
+            raise KgragError(f"{len(rest)} entities of {self.domain} need embeddings "
                              "but no embedder was given")
-        for start in range(0, len(missing), self.batch_size):
-            part = missing[start : start + self.batch_size]
-            vecs = self.embedder.embed([m["name"] for m in part])
-            rows = [{"key": m["key"], "embedding": v.tolist()}
-                    for m, v in zip(part, vecs, strict=True)]
-            self._send("kg/set_entity_embeddings", rows, report)
+        self.embedder = embedder
+        for start in range(0, len(rest), self.batch_size):
+            part = rest[start : start + self.batch_size]
+            vecs = embedder.embed([m["name"] for m in part])
+            self._send("kg/set_entity_embeddings",
+                       ({"key": m["key"], "embedding": v.tolist()}
+                        for m, v in zip(part, vecs, strict=True)), report, VECTOR_BATCH)
 
 
 # ---------------------------------------------------------------------- export / import
@@ -129,6 +185,24 @@ def encode_vector(v: Sequence[float] | np.ndarray) -> str:
 
 def decode_vector(s: str) -> list[float]:
     return np.frombuffer(base64.b64decode(s), dtype=np.float16).astype(np.float32).tolist()
+
+
+def as_vector(v: str | Sequence[float] | np.ndarray) -> list[float]:
+    """A vector as a list of floats, from a list, an array or an export's base64 text."""
+    if isinstance(v, str):
+        return decode_vector(v)
+    return np.asarray(v, dtype=np.float32).tolist()
+
+
+def batched(rows: Iterable[dict[str, Any]], n: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= n:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any],
@@ -187,8 +261,10 @@ def read_export(path: Path
 
 
 def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
-                 domain: str | None = None, batch_size: int = 5000) -> WriteReport:
-    """Load an export into Neo4j (idempotent; embeddings from the file when present)."""
+                 domain: str | None = None, batch_size: int = 5000, *,
+                 embedder_factory: Callable[[], Embedder] | None = None) -> WriteReport:
+    """Load an export into Neo4j (idempotent). Vectors come from the file when it has them;
+    the embedder (or `embedder_factory`, called only then) embeds the entities it lacks."""
     meta, records = read_export(path)
     domain = domain or meta["domain"]
     report = WriteReport(domain)
@@ -202,10 +278,9 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
             log.warning("%s: skipping line %d (not a chunk, entity or fact record)", path, n)
             report.skipped_lines.append(n)
             continue
-        if kind == "entity" and "emb" in rec:
-            rec["emb"] = decode_vector(rec["emb"])
-        rows[kind].append(rec)
-    writer = GraphWriter(store, embedder, domain, batch_size)
+        rows[kind].append(rec)  # an entity's "emb" stays base64 until it is stored
+    report.stage_seconds["read"] = time.perf_counter() - start
+    writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory)
     writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
     report.seconds = time.perf_counter() - start
     return report

@@ -393,7 +393,8 @@ def graph_import(
 
     p = Platform()
     p.store.apply_schema()
-    report = import_graph(p.store, p.embedder, path, domain)
+    # The embedder (torch, MiniLM: seconds to load) only when entities lack vectors.
+    report = import_graph(p.store, None, path, domain, embedder_factory=lambda: p.embedder)
     console.print(str(report))
 
 

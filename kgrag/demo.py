@@ -100,7 +100,7 @@ def _load_graphs(p: Platform, console: Console) -> set[str]:
         return set()
     loaded = set()
     for path in exports:
-        report = import_graph(p.store, p.embedder, path)
+        report = import_graph(p.store, None, path, embedder_factory=lambda: p.embedder)
         console.print(f"{path.name}: {report}")
         loaded.add(report.domain)
     return loaded

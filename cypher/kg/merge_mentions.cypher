@@ -1,5 +1,7 @@
+// One row per chunk with the keys of the entities its facts name.
 UNWIND $rows AS row
 MATCH (c:Chunk {id: row.chunk})
-MATCH (e:Entity {domain: $domain, key: row.key})
+UNWIND row.keys AS key
+MATCH (e:Entity {domain: $domain, key: key})
 USING INDEX e:Entity(domain, key)
 MERGE (c)-[:MENTIONS]->(e)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +88,141 @@ def test_a_broken_line_is_skipped_and_reported(platform, test_domain, tmp_path: 
     report = import_graph(platform.store, None, bad)
     assert report.skipped_lines == [4]
     assert report.facts == 2
+
+
+# ---------------------------------------------------------------- the CREATE fast path
+WILD = ['he said "no"', "it's", "`MATCH (n) DETACH DELETE n`", "line\nbreak", "fox 🦊",
+        "$domain", "\\u0000 back\\slash"]
+
+
+def _wild_rows(prefix: str):
+    """Hostile names everywhere, and repeated rows the fast path must collapse."""
+    chunks = [{"id": f"{prefix}:c{i}", "doc": f"{prefix}:d", "text": name, "source": "w",
+               "title": name, "line": i} for i, name in enumerate(WILD)]
+    entities = [{"key": name, "name": name, "aliases": [name.upper()]} for name in WILD]
+    entities.append({"key": WILD[0], "name": "other", "aliases": ["again"]})  # repeated key
+    facts = [{"h": a, "r": b, "t": b, "k": "wild", "chunks": [f"{prefix}:c{i}"], "conf": 1.0}
+             for i, (a, b) in enumerate(zip(WILD, WILD[1:], strict=False))]
+    facts.append({**facts[0], "chunks": [f"{prefix}:c6", f"{prefix}:c0"]})  # repeated fact
+    return chunks, entities, facts
+
+
+def _snapshot(store, domain: str, prefix: str):
+    ents = store.read("kg/export_entities", {"domain": domain})
+    facts = store.read("kg/export_facts", {"domain": domain})
+    chunks = store.read("kg/export_chunks", {"domain": domain})
+    mentions = store.read("test/mentions", {"domain": domain})
+
+    def strip(s: str) -> str:
+        return s.removeprefix(prefix + ":")
+
+    return ({(e["key"], e["name"], tuple(e["aliases"]), e["embedding"] is not None)
+             for e in ents},
+            {(f["h"], f["r"], f["t"], f["k"], tuple(map(strip, f["chunks"]))) for f in facts},
+            {(strip(c["id"]), strip(c["doc"]), c["text"], c["title"]) for c in chunks},
+            {(strip(m["chunk"]), m["key"]) for m in mentions})
+
+
+def test_fast_path_and_merge_path_build_the_same_graph_with_hostile_names(
+        platform, test_domain) -> None:
+    store, other = platform.store, test_domain + "-merge"
+    try:
+        fast = WriteReport(test_domain)
+        GraphWriter(store, HashEmbedder(), test_domain).write(*_wild_rows(test_domain), fast)
+        assert fast.fast_path
+        # The same rows into a domain that is not new take the MERGE statements.
+        GraphWriter(store, HashEmbedder(), other).write([], [{"key": "seed", "name": "seed"}],
+                                                        [], WriteReport(other))
+        slow = WriteReport(other)
+        GraphWriter(store, HashEmbedder(), other).write(*_wild_rows(other), slow)
+        assert not slow.fast_path
+        assert (fast.nodes_created, fast.relationships_created, fast.embedded) == (
+            slow.nodes_created, slow.relationships_created, slow.embedded) == (15, 27, 7)
+        got, want = _snapshot(store, test_domain, test_domain), _snapshot(store, other, other)
+        want[0].discard(("seed", "seed", (), True))
+        assert got == want
+        names = {e[1] for e in got[0]}
+        assert set(WILD) - {WILD[0]} <= names and "other" not in names  # stored verbatim
+        assert ("he said \"no\"", "it's", "it's", "wild", ("c0", "c6")) in got[1]
+    finally:
+        store.run_autocommit("graph/delete_domain", {"domain": other})
+
+
+def test_reimport_after_the_fast_path_creates_nothing(platform, test_domain,
+                                                      tmp_path: Path) -> None:
+    writer = GraphWriter(platform.store, HashEmbedder(), test_domain)
+    first = WriteReport(test_domain)
+    writer.write(*_wild_rows(test_domain), first)
+    assert first.fast_path and first.embedded == len(WILD)
+    out = tmp_path / "wild.jsonl.gz"
+    export_graph(platform.store, test_domain, out, {})
+    sent = platform.store.stats.by_name.get("kg/set_entity_embeddings", 0)
+    again = import_graph(platform.store, None, out)  # vectors from the file
+    assert not again.fast_path
+    assert (again.nodes_created, again.relationships_created, again.embedded) == (0, 0, 0)
+    assert platform.store.stats.by_name.get("kg/set_entity_embeddings", 0) == sent  # none
+
+
+def test_a_new_domain_whose_chunk_ids_exist_elsewhere_takes_the_merge_path(
+        platform, test_domain) -> None:
+    other = test_domain + "-b"
+    try:
+        GraphWriter(platform.store, HashEmbedder(), test_domain).write(
+            *_wild_rows(test_domain), WriteReport(test_domain))
+        report = WriteReport(other)
+        chunks, _, _ = _wild_rows(test_domain)  # the same chunk ids, held by test_domain
+        GraphWriter(platform.store, HashEmbedder(), other).write(
+            chunks, [{"key": "x", "name": "x"}], [], report)
+        assert not report.fast_path and report.nodes_created == 1  # only the entity
+    finally:
+        platform.store.run_autocommit("graph/delete_domain", {"domain": other})
+
+
+def _committed_export_under(domain: str, tmp_path: Path, drop_vectors: bool = False) -> Path:
+    """data/graphs/medical.jsonl.gz as committed (format 1), its chunk and document ids
+    prefixed so the copy cannot touch a loaded `medical` domain."""
+    src = Path(__file__).resolve().parents[2] / "data" / "graphs" / "medical.jsonl.gz"
+    out = tmp_path / "medical-copy.jsonl.gz"
+    with gzip.open(src, "rt", encoding="utf-8") as f, gzip.open(out, "wt") as g:
+        for line in f:
+            rec = json.loads(line)
+            if rec["type"] == "chunk":
+                rec["id"], rec["doc"] = f"{domain}:{rec['id']}", f"{domain}:{rec['doc']}"
+            elif rec["type"] == "fact":
+                rec["chunks"] = [f"{domain}:{c}" for c in rec["chunks"]]
+            elif rec["type"] == "entity" and drop_vectors:
+                rec.pop("emb", None)
+            g.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return out
+
+
+def test_a_committed_export_imports_with_its_vectors_and_no_embedder(
+        platform, test_domain, tmp_path: Path) -> None:
+    path = _committed_export_under(test_domain, tmp_path)
+    with gzip.open(path, "rt") as f:
+        meta = json.loads(f.readline())
+
+    def refuse():
+        raise AssertionError("the embedder was loaded although the export has vectors")
+
+    report = import_graph(platform.store, None, path, test_domain, embedder_factory=refuse)
+    assert report.fast_path
+    counts = meta["counts"]
+    assert (report.entities, report.facts, report.chunks) == (
+        counts["entities"], counts["facts"], counts["chunks"])
+    assert report.embedded == counts["entities"]
+    again = import_graph(platform.store, None, path, test_domain, embedder_factory=refuse)
+    assert (again.nodes_created, again.relationships_created, again.embedded) == (0, 0, 0)
+
+
+def test_an_export_without_vectors_loads_the_embedder_once(platform, test_domain,
+                                                           tmp_path: Path) -> None:
+    path = _committed_export_under(test_domain, tmp_path, drop_vectors=True)
+    calls = []
+
+    def factory():
+        calls.append(1)
+        return HashEmbedder()
+
+    report = import_graph(platform.store, None, path, test_domain, embedder_factory=factory)
+    assert calls == [1] and report.embedded == report.entities > 0
