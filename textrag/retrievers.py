@@ -120,7 +120,7 @@ class DenseRetriever(BaseRetriever):
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         vector = self.embedder.embed([query])[0]
         return _rows_to_hits(self.store.read(
-            "textrag/search_dense", {"k": k, "embedding": [float(x) for x in vector]}))
+            "textrag/search_dense", {"k": k, "embedding": vector.tolist()}))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Passage]], k: int = 60

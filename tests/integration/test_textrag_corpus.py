@@ -10,11 +10,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kgrag.types import Passage
 from textrag.corpus import LoadReport, default_corpus_path, delete_passages, load_corpus
-from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+from textrag.retrievers import (
+    BM25Retriever,
+    DenseRetriever,
+    HybridRetriever,
+    reciprocal_rank_fusion,
+)
 
 N = 200
 HOSTILE = [
@@ -129,3 +135,29 @@ def test_open_method_factories_build_against_the_corpus(platform, loaded: Loaded
         r = open_retriever(platform, kind)
         assert r.setting == "open"
         assert r.search(_query(loaded.passages[0]), k=3)
+
+
+def test_hybrid_is_the_rrf_of_its_parts_on_the_bench_queries(platform) -> None:
+    # the ranking hybrid returns is exactly RRF over BM25's and dense's own top-20 lists
+    titles = [r["title"] for r in platform.store.read("textrag/sample_titles", {"n": 10})]
+    bm25 = BM25Retriever(platform.store)
+    dense = DenseRetriever(platform.store, platform.embedder)
+    hybrid = HybridRetriever([bm25, dense], depth=20)
+    for q in titles:
+        parts = [[h.passage for h in r.search(q, 20)] for r in (bm25, dense)]
+        expected = [(p.id, s) for p, s in reciprocal_rank_fusion(parts, 60)[:5]]
+        assert [(h.passage.id, h.score) for h in hybrid.search(q, 5)] == expected, q
+
+
+def test_a_single_query_vector_matches_the_batch_vector(platform) -> None:
+    # a query-sized call runs on one torch thread, a batch on torch's own setting: the
+    # vectors may differ in the last float32 bits only, and torch's setting is restored
+    import torch
+
+    titles = [r["title"] for r in platform.store.read("textrag/sample_titles", {"n": 20})]
+    texts = [f"{t} {uuid.uuid4().hex}" for t in titles]  # never cached
+    threads = torch.get_num_threads()
+    batch = platform.embedder.embed(texts)
+    one = np.stack([platform.embedder.embed([t])[0] for t in reversed(texts)])[::-1]
+    assert torch.get_num_threads() == threads
+    assert np.abs(batch - one).max() < 1e-5
