@@ -165,10 +165,13 @@ def test_an_empty_question_is_refused_without_calling_the_model(tmp_path: Path, 
 
 def test_a_very_long_question_is_capped_and_the_user_told(tmp_path: Path, use) -> None:
     p = use(make_platform(tmp_path, ["ok"]))
-    at = ask(page("ask"), "x" * 10_050)
+    at = ask(page("ask"), "a" * 5_000 + "b" * 5_050)
     assert any("10,050 characters; only the first 10,000" in w for w in texts(at, "warning"))
     sent = p.chat_model.prompts[0][-1].content
-    assert "x" * 10_000 in sent and "x" * 10_001 not in sent
+    # the app keeps the first 10,000 characters; the method then cuts the middle to fit
+    # the model's context (kgrag.method.fit_question) and says so in the trace
+    assert "a" * 2_048 in sent and " … " in sent and "b" * 2_048 in sent
+    assert "b" * 2_049 not in sent
 
 
 def test_a_second_session_sees_busy_while_the_model_answers(tmp_path: Path, use,
