@@ -22,7 +22,8 @@ Bad replies (the policy): a Questioner reply that fails validation, or a search 
 a query, is *malformed*. The first time, the question itself is searched (the one query
 that needs no model); once the question has been searched, a malformed reply ends the
 monologue and the Answerer takes over. Traced as `parsed: false`. An Answerer reply that
-fails validation is used as raw text (`parsed: false`), as in MetaRAG.
+fails validation is used as raw text (`parsed: false`), as in MetaRAG, unless it is JSON
+cut off by the token limit: then its "answer" field if it got that far, else no answer.
 
 >>> pred = IMRAG(model, GoldContextRetriever.for_question, embedder).answer(question)
 >>> [s.data["query"] for s in pred.trace if s.stage == "round"]
@@ -32,6 +33,7 @@ fails validation is used as raw text (`parsed: false`), as in MetaRAG.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -239,8 +241,10 @@ class IMRAG(QAMethod):
             try:
                 reply = AnswererReply.model_validate_json(text)
             except ValidationError:
-                trace.add("answer", text.strip()[:200], answerer=True, parsed=False)
-                return text.strip()[:200]
+                answer = salvage_answer(text)
+                trace.add("answer", answer, answerer=True, parsed=False,
+                          reply=text.strip()[:400])
+                return answer
             trace.add("answer", reply.answer, answerer=True, parsed=True,
                       reason=reply.reason)
             return reply.answer
@@ -284,6 +288,27 @@ def _schema(model: type[BaseModel], *, answer_only: bool = False) -> dict[str, o
 _QUESTIONER_SCHEMA = _schema(QuestionerReply)
 _FORCED_SCHEMA = _schema(QuestionerReply, answer_only=True)
 _ANSWERER_SCHEMA = _schema(AnswererReply)
+_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def salvage_answer(reply: str) -> str:
+    """The answer in an Answerer reply that failed validation. Plain text is the answer
+    (trimmed to 200 characters). JSON cut off by the token limit (a long "reason") gives
+    its "answer" field as far as it got, or "" when it never reached one: raw JSON is
+    never an answer.
+
+    >>> salvage_answer('{"reason": "Brown County is in Kansas, which')
+    ''
+    >>> salvage_answer('{"reason": "r", "answer": "Kansas City')
+    'Kansas City'
+    >>> salvage_answer("London, probably")
+    'London, probably'
+    """
+    text = reply.strip()
+    if not text.startswith("{"):
+        return text[:200]
+    found = _ANSWER_FIELD.search(text)
+    return found.group(1).strip()[:200] if found else ""
 
 
 # ---------------------------------------------------------------------- registration

@@ -366,3 +366,12 @@ def test_monologue_text_and_registry() -> None:
     from textrag.methods import FACTORIES
 
     assert {"imrag", "imrag-gold", "imrag-no-refiner", "imrag-no-answerer"} <= set(FACTORIES)
+
+
+def test_an_answerer_reply_cut_off_inside_its_reason_gives_no_answer() -> None:
+    cut = '{"reason": "The passage about Brown State Fishing Lake says it is in Brown'
+    pred, _, _ = run([ready(), cut])
+    step = data(pred, "answer")[0]
+    assert pred.answer == "" and step["parsed"] is False and step["reply"].startswith('{"reason"')
+    pred, _, _ = run([ready(), '{"reason": "r", "answer": "Kansas City, Kan'])
+    assert pred.answer == "Kansas City, Kan"
