@@ -149,9 +149,18 @@ async function neo4jBrowser(context, page) {
   const url = await link.getAttribute('href');
   const shown = page.locator('[data-testid="stExpander"]', { hasText: 'Cypher of this subgraph' })
     .last();
-  await shown.locator('summary').click();
   const code = shown.locator('[data-testid="stCode"] code');
-  await code.waitFor({ timeout: 30_000 });
+  // The radio click reruns the script; a rerun that lands after our click re-renders the
+  // expander closed (CI saw this once), so open it until its code is visible.
+  for (let attempt = 1; ; attempt++) {
+    if (!(await code.isVisible())) await shown.locator('summary').click();
+    try {
+      await code.waitFor({ timeout: 5_000 });
+      break;
+    } catch (e) {
+      if (attempt >= 6) throw e;
+    }
+  }
   report.app_cypher = (await code.innerText()).trim();
   report.browser_url_prefix = url.slice(0, url.indexOf('arg=') + 4);
   report.browser_url_cypher = decodeURIComponent(url.slice(url.indexOf('arg=') + 4));
