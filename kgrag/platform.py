@@ -10,9 +10,9 @@ and tests get everything from a `Platform`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kgrag.config import Settings, load_settings
 from kgrag.errors import KgragError
@@ -120,15 +120,33 @@ class Platform:
             self.store.close()
 
 
-def available_methods() -> dict[str, MethodFactory]:
-    """All method factories: the shared baselines plus those the packages register."""
-    methods = dict(METHODS)
-    for module in ("metakg.methods", "textrag.methods"):
+METHOD_PACKAGES = ("metakg.methods", "textrag.methods")
+
+
+def _registered(attr: str) -> Iterator[Any]:
+    """`attr` of every installed method package (a package not installed is skipped)."""
+    for module in METHOD_PACKAGES:
         try:
-            registered = __import__(module, fromlist=["FACTORIES"]).FACTORIES
+            yield getattr(__import__(module, fromlist=[attr]), attr)
         except ModuleNotFoundError as e:
             if e.name != module:
                 raise
-            continue
+
+
+def available_methods() -> dict[str, MethodFactory]:
+    """All method factories: the shared baselines plus those the packages register."""
+    methods = dict(METHODS)
+    for registered in _registered("FACTORIES"):
         methods.update(registered)
     return methods
+
+
+def graph_methods() -> frozenset[str]:
+    """The methods whose answers depend on a domain's knowledge graph (Entity, REL, Chunk
+    nodes): each package lists its own in `GRAPH_METHODS`; the baselines read none. The
+    runner records a fingerprint of the graph when one of these answers.
+
+    >>> "kg-vanilla" in graph_methods(), "rag" in graph_methods()
+    (True, False)
+    """
+    return frozenset().union(*_registered("GRAPH_METHODS"))

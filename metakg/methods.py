@@ -133,3 +133,5 @@ METHOD_CLASSES: tuple[type[KGMethod], ...] = (
     MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph)
 
 FACTORIES: dict[str, Factory] = {cls.name: _factory(cls) for cls in METHOD_CLASSES}
+# Every method here reads the domain graph (`kgrag.platform.graph_methods()`).
+GRAPH_METHODS: frozenset[str] = frozenset(FACTORIES)

@@ -83,6 +83,10 @@ def _flare(setting: Literal["open", "gold"]) -> MethodFactory:
     return build
 
 
+# None of them reads a domain's knowledge graph (only Passage nodes or gold context), so
+# the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`).
+GRAPH_METHODS: frozenset[str] = frozenset()
+
 FACTORIES: dict[str, MethodFactory] = {
     "rag": _rag("open"),
     "rag-gold": _rag("gold"),
