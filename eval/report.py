@@ -148,9 +148,18 @@ def _metric_notes(metrics: RunMetrics) -> list[str]:
     return lines
 
 
+def _graph_note(metrics: RunMetrics) -> str:
+    g = metrics.graph
+    if g is None:
+        return ""
+    return (f" · graph `{metrics.domain}`: {g.entities:,} entities, {g.facts:,} facts, "
+            f"{g.chunks:,} chunks, keys `{g.digest}`")
+
+
 def markdown(metrics: RunMetrics) -> str:
     """One run's section: the grouped table, metric notes, paired tests, run notes."""
-    lines = [f"## {metrics.dataset} — model {metrics.model}", "", f"Run: `{metrics.run}`", ""]
+    lines = [f"## {metrics.dataset} — model {metrics.model}", "",
+             f"Run: `{metrics.run}`" + _graph_note(metrics), ""]
     methods = list(metrics.methods.values())
     if not methods:
         return "\n".join(lines + ["(no predictions yet)", ""])

@@ -2,16 +2,18 @@
 
     <run dir>/config.json        resolved settings, git revision, model sha256, digests of
                                  the prompts and of the Cypher methods run, dataset,
-                                 methods, n
+                                 methods, n, and the fingerprint of the domain graph
+                                 when a KG method answers (`graph`)
     <run dir>/predictions.jsonl  one line per (method, question), appended as answered
     <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
 
 An interrupted run resumes by (method, question id). A run directory written by another
-configuration (dataset, domain, model, prompts, Cypher, seed) is refused (say `--force`
-to mix knowingly, which is recorded). Another code version (git revision) may add to a
-run, since most commits do not touch a method; every version that wrote into the run is
-listed in config.json and the report says so when there is more than one. Dataset
-lines that could not be read are recorded with their line numbers and reported too.
+configuration (dataset, domain, model, prompts, Cypher, seed, the graph KG methods read)
+is refused (say `--force` to mix knowingly, which is recorded). Another code version (git
+revision) may add to a run, since most commits do not touch a method; every version that
+wrote into the run is listed in config.json and the report says so when there is more
+than one. Dataset lines that could not be read are recorded with their line numbers and
+reported too.
 
 >>> run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
 """
@@ -34,6 +36,7 @@ from tqdm import tqdm
 
 import cypher
 from eval.datasets import load_dataset
+from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__
 from kgrag.errors import KgragError
 from kgrag.types import Prediction, Question
@@ -66,6 +69,7 @@ class RunConfig(BaseModel):
     forced_mix: list[str] = Field(default_factory=list)
     code_versions: list[str] = Field(default_factory=list)  # every version that wrote here
     dataset_problems: list[str] = Field(default_factory=list)  # "line N: why", skipped
+    graph: GraphFingerprint | None = None  # the domain graph KG methods read; None: none did
 
     @property
     def code_version(self) -> str:
@@ -73,9 +77,10 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for two sessions to write into one run."""
-        return {k: getattr(self, k) for k in
-                ("dataset_path", "domain", "model", "model_sha256", "prompts_digest",
-                 "cypher_digest", "seed")}
+        ident = {k: getattr(self, k) for k in
+                 ("dataset_path", "domain", "model", "model_sha256", "prompts_digest",
+                  "cypher_digest", "seed")}
+        return ident | {"graph": str(self.graph) if self.graph else None}
 
 
 class RunLine(BaseModel):
@@ -102,9 +107,13 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
                  methods: Sequence[str], n: int | None) -> RunConfig:
     from kg_builder.jobs import _git_revision  # one implementation of "which commit"
     from kgrag.models import REGISTRY
+    from kgrag.platform import graph_methods
 
     s = p.settings
     spec = REGISTRY.get(s.model.chat)
+    graph = None
+    if domain is not None and not graph_methods().isdisjoint(methods):
+        graph = graph_fingerprint(p.store, domain)  # what the KG methods will read
     return RunConfig(
         dataset=dataset, dataset_path=str(dataset_path), domain=domain, methods=list(methods),
         n=n, model=s.model.chat, model_backend=s.model.backend,
@@ -112,6 +121,7 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
         seed=s.model.seed, kgrag_version=__version__, git_revision=_git_revision(),
         prompts_digest=prompts_digest(), cypher_digest=cypher.methods_digest(),
         settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
+        graph=graph,
     )
 
 
@@ -147,10 +157,11 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     path = out / "config.json"
     if path.is_file():
         old = RunConfig.model_validate_json(path.read_text())
+        adopt_graph(old, config, out)
         diff = identity_diff(old.identity(), config.identity())
         if diff and not force:
             raise KgragError(
-                f"{out} was written by a different configuration: {diff}",
+                f"{out} was written by a different configuration: {_describe(diff, old.domain)}",
                 hint="use a new --out directory, or --force to mix them knowingly")
         config.methods = sorted(set(old.methods) | set(config.methods))
         config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
@@ -163,6 +174,39 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     else:
         config.code_versions = [config.code_version]
     path.write_text(config.model_dump_json(indent=2))
+
+
+def adopt_graph(old: RunConfig, new: RunConfig, out: Path) -> None:
+    """Settle which graph fingerprint two sessions' identities compare, before they are.
+
+    A session without KG methods (`new.graph` None) keeps the recorded fingerprint. A run
+    whose config.json predates fingerprints (`old.graph` None) adopts the current one,
+    with a warning when KG methods already answered there: their graph is unknown.
+    """
+    if new.graph is None:
+        new.graph = old.graph
+        return
+    if old.graph is not None:
+        return
+    from kgrag.platform import graph_methods
+
+    earlier = sorted(graph_methods().intersection(old.methods))
+    if earlier:
+        log.warning("%s records no graph fingerprint (written before kgrag recorded one); "
+                    "recording the current %s graph (%s) from now on: the earlier "
+                    "predictions of %s are not covered by it", out, new.domain, new.graph,
+                    ", ".join(earlier))
+    old.graph = new.graph
+
+
+def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:
+    rest = {k: v for k, v in diff.items() if k != "graph"}
+    parts = [str(rest)] if rest else []
+    if "graph" in diff:
+        was, now = diff["graph"]
+        parts.append(f"the {domain} graph changed since the run was written (recorded: "
+                     f"{was}; now: {now})")
+    return "; ".join(parts)
 
 
 @contextlib.contextmanager

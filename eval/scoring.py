@@ -28,6 +28,7 @@ from eval.normalize import normalize_answer
 from eval.parsing import extract_answer, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
+from kg_builder.fingerprint import GraphFingerprint
 
 if TYPE_CHECKING:
     from eval.geval import GEvalJudge, GevalRecord
@@ -97,6 +98,8 @@ class RunMetrics(BaseModel):
     pairs: list[PairTest] = Field(default_factory=list)
     geval: GevalCost | None = None  # the judge and its cost per answer
     notes: list[str] = Field(default_factory=list)
+    domain: str | None = None
+    graph: GraphFingerprint | None = None  # the domain graph the KG methods read
 
 
 def _interval(values: list[float]) -> Interval:
@@ -248,7 +251,8 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
             methods[name].geval, records = _geval(judge, run, name, group, progress)
             judged += records
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
-                         methods=methods, pairs=pair_tests(order, scores, qids))
+                         methods=methods, pairs=pair_tests(order, scores, qids),
+                         domain=config.domain, graph=config.graph)
     if judge is not None:
         from eval.geval import geval_cost
 

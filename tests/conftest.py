@@ -75,3 +75,22 @@ def write_questions(tmp_path: Path, rows: list[dict]) -> Path:
     path = tmp_path / "csqa_small.jsonl"
     path.write_text("\n".join(json.dumps(q) for q in rows) + "\n")
     return path
+
+
+class FixedGraphStore:
+    """A stand-in store that knows one small graph and answers only `graph/fingerprint`
+    (what the runner reads of a domain when a KG method runs). `facts` may be changed to
+    "regrow" the graph; every domain asked for is recorded."""
+
+    def __init__(self, facts: list[tuple[str, str, str]] | None = None) -> None:
+        self.facts = facts if facts is not None else [("fox", "lives in", "forest")]
+        self.domains: list[str] = []
+
+    def read(self, name: str, params: dict | None = None) -> list[dict]:
+        from kg_builder.fingerprint import fact_key
+
+        assert name == "graph/fingerprint", f"unexpected statement {name}"
+        self.domains.append((params or {})["domain"])
+        entities = sorted({k for h, _, t in self.facts for k in (h, t)})
+        return [{"entities": entities, "facts": [fact_key(*f) for f in self.facts],
+                 "chunks": 1}]

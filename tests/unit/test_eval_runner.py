@@ -14,7 +14,7 @@ from kgrag.baselines import LLMOnly
 from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
-from tests.conftest import write_questions
+from tests.conftest import FixedGraphStore, write_questions
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"question_concept": "x", "stem": f"Question {i}?",
@@ -24,11 +24,13 @@ QUESTIONS = [
 
 
 class FakePlatform:
-    """Just what run_eval needs: settings and a method factory over a scripted model."""
+    """Just what run_eval needs: settings, a method factory over a scripted model, and a
+    store that fingerprints a fixed graph."""
 
     def __init__(self, replies: list[str], tmp: Path) -> None:
         self.settings = Settings(home=tmp / "home", data_dir=tmp)
         self.model = ScriptedModel(replies)
+        self.store = FixedGraphStore()  # fingerprinted when a KG method name is run
 
     def method(self, name: str, domain: str | None) -> LLMOnly:
         m = LLMOnly(self.model)

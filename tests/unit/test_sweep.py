@@ -15,7 +15,7 @@ from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from metakg.config import MetaKGConfig
-from tests.conftest import write_questions
+from tests.conftest import FixedGraphStore, write_questions
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"stem": f"Question {i}?",
@@ -32,6 +32,7 @@ class SweepPlatform:
         self.settings = Settings(home=tmp / "home", data_dir=tmp)
         self.scripts = scripts
         self.built: list[float] = []
+        self.store = FixedGraphStore()  # the runner fingerprints the graph metakgrag reads
 
     def method(self, name: str, domain: str | None) -> LLMOnly:
         tau = self.settings.metakg.tau_coverage
