@@ -16,7 +16,7 @@ def test_one_row_per_scored_method_with_its_numbers() -> None:
         text = tables["render"](run.parent)
         rows = [line for line in text.splitlines() if line.startswith("| `")]
         assert [r.split("`")[1] for r in rows] == list(methods)
-        for row, m in zip(rows, methods.values()):
+        for row, m in zip(rows, methods.values(), strict=True):
             assert f"| {m['n']} |" in row
 
 
