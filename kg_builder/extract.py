@@ -154,11 +154,11 @@ class TripleExtractor:
 
     def __init__(self, model: ChatModel, domain: str, config: ExtractConfig | None = None,
                  *, spec: DomainSpec | None = None) -> None:
-        self.config = config or ExtractConfig()
+        self.spec = spec or domain_spec(domain)
+        self.config = config or domain_config(self.spec)
         if self.config.constrained:
             require(model, Capabilities(json_schema=True), "triple extraction")
         self.model = model
-        self.spec = spec or domain_spec(domain)
         self.template: PromptTemplate = package_prompt(__file__, self.spec.prompt)
         self.repair_template: PromptTemplate = package_prompt(__file__, "extract_repair")
         self._schemas: dict[int, dict[str, Any]] = {}
@@ -316,6 +316,17 @@ class TripleExtractor:
             stats.unknown_kinds += 1
             kind = "other"
         return Triple(head, relation, tail, kind, head_key, tail_key, record_id, confidence), ""
+
+
+def domain_config(spec: DomainSpec) -> ExtractConfig:
+    """A domain's default settings: `ExtractConfig()` with the domain's batch size, if any.
+
+    >>> domain_config(domain_spec("wikipedia")).batch_size
+    1
+    """
+    if spec.batch_size is None:
+        return ExtractConfig()
+    return ExtractConfig(batch_size=spec.batch_size)
 
 
 def render_records(batch: Sequence[Chunk]) -> str:

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kg_builder.bench_extract import parse_batch_sizes, run_extract_bench
+from kg_builder.extract import ExtractConfig, TripleExtractor
 from kgrag.cli import app
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
@@ -53,8 +54,6 @@ def test_rows_count_prompts_empty_records_positions_and_failures() -> None:
 
 
 def test_other_settings_are_kept_and_each_size_batches_its_way() -> None:
-    from kg_builder.extract import ExtractConfig
-
     chunks = [chunk(1), chunk(2, "x" * 700), chunk(3)]  # the long one goes alone
     model = RecordingModel([reply(), reply(), reply(), reply()])
     rows = run_extract_bench(model, "commonsense", chunks, [2, 3],
@@ -62,6 +61,21 @@ def test_other_settings_are_kept_and_each_size_batches_its_way() -> None:
     assert [(r.batch_size, r.prompts) for r in rows] == [(2, 2), (3, 2)]
     assert {p.seed for p in model.params} == {7}
     assert rows[0].with_triples_by_position == [0.0, 0.0]
+
+
+def test_default_batch_size_is_the_domains() -> None:
+    wiki = [chunk(n, domain="wikipedia") for n in (1, 2)]
+    model = RecordingModel([reply(), reply(), reply()])
+    (row,) = run_extract_bench(model, "wikipedia", wiki, [1], progress=False)
+    assert row.prompts == 2
+    assert TripleExtractor(ScriptedModel([]), "wikipedia").config.batch_size == 1
+    assert TripleExtractor(ScriptedModel([]), "commonsense").config.batch_size == 4
+    assert TripleExtractor(ScriptedModel([]), "my-notes").config.batch_size == 4
+    # an explicit config wins over the domain's default
+    assert TripleExtractor(ScriptedModel([]), "wikipedia",
+                           ExtractConfig(batch_size=3)).config.batch_size == 3
+    (row,) = run_extract_bench(model, "commonsense", [chunk(1), chunk(2)], [4], progress=False)
+    assert row.prompts == 1 and model.remaining == 0
 
 
 @pytest.mark.parametrize(("text", "sizes"), [(None, [4]), ("1,4", [1, 4]), (" 4, 1 ,4", [4, 1])])
@@ -104,3 +118,19 @@ def test_command_reports_json_and_touches_neither_neo4j_nor_jobs(
     assert two["with_triples_by_position"] == [0.0, 1.0]
     assert model.remaining == 0
     assert not (home / "jobs").exists()
+
+
+def test_command_defaults_to_the_domains_batch_size(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "paragraphs.jsonl"
+    source.write_text("".join(json.dumps({"text": f"Paragraph {i}."}) + "\n" for i in range(2)))
+    model = ScriptedModel([reply(item("fox", "is", "animal"))] * 2, name="fake-model")
+    monkeypatch.setattr(Platform, "chat_model", property(lambda self: model))
+    env = {"KGRAG_HOME": str(tmp_path / "home"), "KGRAG_CONFIG": str(tmp_path / "none.toml"),
+           "KGRAG_MODEL__CHAT": "fake-model"}
+    result = CliRunner().invoke(app, ["bench", "extract", "--domain", "wikipedia", "--source",
+                                      str(source), "--records", "2", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["rows"]
+    assert (row["batch_size"], row["prompts"], row["records_with_triples"]) == (1, 2, 2)
+    assert model.remaining == 0
