@@ -32,8 +32,8 @@ from rich.table import Table
 from tqdm import tqdm
 
 from kg_builder.build import plan_build
-from kg_builder.domains import DomainSpec, domain_spec
-from kg_builder.extract import ExtractConfig, ExtractionResult, TripleExtractor, domain_config
+from kg_builder.domains import DomainSpec
+from kg_builder.extract import ExtractConfig, ExtractionResult, TripleExtractor
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError
 from kgrag.llm.base import ChatModel
@@ -135,9 +135,8 @@ def run_extract_bench(model: ChatModel, domain: str, chunks: Sequence[Chunk],
                       batch_sizes: Sequence[int], *, config: ExtractConfig | None = None,
                       spec: DomainSpec | None = None, progress: bool = True
                       ) -> list[ExtractBenchRow]:
-    """Extract `chunks` once per batch size (other settings from `config`, by default the
-    domain's); one row each."""
-    base = config or domain_config(spec or domain_spec(domain))
+    """Extract `chunks` once per batch size (other settings from `config`); one row each."""
+    base = config or ExtractConfig()
     rows = []
     for size in batch_sizes:
         cfg = ExtractConfig.model_validate({**base.model_dump(), "batch_size": size})

@@ -10,8 +10,6 @@ enum of the JSON schema's `k` field, so prompt and schema can never disagree.
 ('extract_medical', True)
 >>> domain_spec("my-notes").prompt
 'extract_generic'
->>> domain_spec("wikipedia").batch_size  # paragraphs one per prompt
-1
 """
 
 from __future__ import annotations
@@ -58,22 +56,13 @@ _EXTRA_KINDS: dict[str, tuple[RelationKind, ...]] = {
 }
 
 
-# Records per prompt where the default (ExtractConfig.batch_size) loses records.
-# `kgrag bench extract --domain wikipedia --records 8 --batch-size 1,4` (qwen2.5-coder-1.5b):
-# at 4 per prompt only the first paragraph of each batch got triples (2 of 8 records, 1.75
-# triples/record), one per prompt all 8 did (6.5 triples/record). So paragraphs go alone.
-_BATCH_SIZE: dict[str, int] = {"wikipedia": 1}
-
-
 @dataclass(frozen=True)
 class DomainSpec:
-    """What extraction needs to know about a domain: its prompt file, relation kinds and,
-    where the default loses records, how many records go in one prompt."""
+    """What extraction needs to know about a domain: its prompt file and relation kinds."""
 
     name: str
     prompt: str  # template name under kg_builder/prompts/
     kinds: tuple[RelationKind, ...]
-    batch_size: int | None = None  # None: ExtractConfig's default
 
     @property
     def kind_names(self) -> tuple[str, ...]:
@@ -87,6 +76,5 @@ class DomainSpec:
 def domain_spec(domain: str) -> DomainSpec:
     """The built-in spec of commonsense/medical/legal/wikipedia, else the generic one."""
     if domain == "commonsense" or domain in _EXTRA_KINDS:
-        return DomainSpec(domain, f"extract_{domain}", BASE_KINDS + _EXTRA_KINDS.get(domain, ()),
-                          _BATCH_SIZE.get(domain))
+        return DomainSpec(domain, f"extract_{domain}", BASE_KINDS + _EXTRA_KINDS.get(domain, ()))
     return DomainSpec(domain, "extract_generic", BASE_KINDS)

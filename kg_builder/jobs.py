@@ -116,8 +116,7 @@ class BuildJob:
         self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
-        # config None: the domain's defaults (wikipedia: one paragraph per prompt)
-        self.extractor = TripleExtractor(platform.chat_model, domain, config)
+        self.extractor = TripleExtractor(platform.chat_model, domain, config or ExtractConfig())
         model = platform.settings.model.chat
         digest = self.extractor.prompt_digest()
         jid = job_id(domain, source_names, model, digest, self.extractor.config)

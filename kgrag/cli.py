@@ -254,7 +254,7 @@ def bench_extract(
                                                      "extract.")] = 24,
     batch_size: Annotated[str | None, typer.Option(
         help="Records per prompt; a comma list (1,4) compares sizes on the same records. "
-             "Default: the build's for the domain (4; wikipedia 1).")] = None,
+             "Default: the build's (1).")] = None,
     source: Annotated[list[Path] | None, typer.Option(
         help="Your own .jsonl/.md/.txt file(s), as for `kgrag build`.")] = None,
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
@@ -271,10 +271,9 @@ def bench_extract(
         print_report,
         run_extract_bench,
     )
-    from kg_builder.domains import domain_spec
-    from kg_builder.extract import domain_config
+    from kg_builder.extract import ExtractConfig
 
-    sizes = parse_batch_sizes(batch_size, domain_config(domain_spec(domain)).batch_size)
+    sizes = parse_batch_sizes(batch_size, ExtractConfig().batch_size)
     p = _platform(model, threads)
     chunks, selection = bench_selection(p, domain, source, records)
     load = os.getloadavg()

@@ -63,24 +63,19 @@ def test_other_settings_are_kept_and_each_size_batches_its_way() -> None:
     assert rows[0].with_triples_by_position == [0.0, 0.0]
 
 
-def test_default_batch_size_is_the_domains() -> None:
-    wiki = [chunk(n, domain="wikipedia") for n in (1, 2)]
+def test_default_is_one_record_per_prompt_and_an_explicit_config_wins() -> None:
     model = RecordingModel([reply(), reply(), reply()])
-    (row,) = run_extract_bench(model, "wikipedia", wiki, [1], progress=False)
-    assert row.prompts == 2
-    assert TripleExtractor(ScriptedModel([]), "wikipedia").config.batch_size == 1
-    assert TripleExtractor(ScriptedModel([]), "commonsense").config.batch_size == 4
-    assert TripleExtractor(ScriptedModel([]), "my-notes").config.batch_size == 4
-    # an explicit config wins over the domain's default
-    assert TripleExtractor(ScriptedModel([]), "wikipedia",
-                           ExtractConfig(batch_size=3)).config.batch_size == 3
+    (row,) = run_extract_bench(model, "wikipedia", [chunk(1), chunk(2)],
+                               [ExtractConfig().batch_size], progress=False)
+    assert (row.batch_size, row.prompts) == (1, 2)
+    assert TripleExtractor(ScriptedModel([]), "commonsense").config.batch_size == 1
     (row,) = run_extract_bench(model, "commonsense", [chunk(1), chunk(2)], [4], progress=False)
     assert row.prompts == 1 and model.remaining == 0
 
 
-@pytest.mark.parametrize(("text", "sizes"), [(None, [4]), ("1,4", [1, 4]), (" 4, 1 ,4", [4, 1])])
+@pytest.mark.parametrize(("text", "sizes"), [(None, [3]), ("1,4", [1, 4]), (" 4, 1 ,4", [4, 1])])
 def test_batch_sizes_parse(text: str | None, sizes: list[int]) -> None:
-    assert parse_batch_sizes(text, default=4) == sizes
+    assert parse_batch_sizes(text, default=3) == sizes
 
 
 @pytest.mark.parametrize("text", ["0", "17", "1,x", ""])
@@ -120,7 +115,7 @@ def test_command_reports_json_and_touches_neither_neo4j_nor_jobs(
     assert not (home / "jobs").exists()
 
 
-def test_command_defaults_to_the_domains_batch_size(tmp_path: Path,
+def test_command_defaults_to_the_builds_batch_size(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "paragraphs.jsonl"
     source.write_text("".join(json.dumps({"text": f"Paragraph {i}."}) + "\n" for i in range(2)))
