@@ -4,7 +4,7 @@
     kgrag models list|fetch [NAME...]
     kgrag ask "question" [--method llm] [--domain d] [--choice A=text ...]
     kgrag demo [--no-app]
-    kgrag bench neo4j|model|seakr|import
+    kgrag bench neo4j|model|seakr|import|extract
 """
 
 from __future__ import annotations
@@ -246,6 +246,49 @@ def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
     run(p.store, console, facts, entities)
 
 
+@bench_app.command("extract")
+def bench_extract(
+    domain: Annotated[str, typer.Option(help="commonsense, medical, legal, wikipedia, or "
+                                              "your own name with --source.")],
+    records: Annotated[int, typer.Option(min=1, help="The first N chunks the build would "
+                                                     "extract.")] = 24,
+    batch_size: Annotated[str | None, typer.Option(
+        help="Records per prompt; a comma list (1,4) compares sizes on the same records. "
+             "Default: the build's (1).")] = None,
+    source: Annotated[list[Path] | None, typer.Option(
+        help="Your own .jsonl/.md/.txt file(s), as for `kgrag build`.")] = None,
+    model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="llama.cpp threads.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Extraction speed and yield per batch size; writes nothing (no graph, no job)."""
+    import os
+
+    from kg_builder.bench_extract import (
+        ExtractBenchReport,
+        bench_selection,
+        parse_batch_sizes,
+        print_report,
+        run_extract_bench,
+    )
+    from kg_builder.extract import ExtractConfig
+
+    sizes = parse_batch_sizes(batch_size, ExtractConfig().batch_size)
+    p = _platform(model, threads)
+    chunks, selection = bench_selection(p, domain, source, records)
+    load = os.getloadavg()
+    with err.status(f"Loading {p.settings.model.chat}…"):
+        chat = p.chat_model  # loaded before the clock starts
+    rows = run_extract_bench(chat, domain, chunks, sizes)
+    report = ExtractBenchReport(domain=domain, model=p.settings.model.chat,
+                                threads=p.settings.model.n_threads, selection=selection,
+                                record_ids=[c.id for c in chunks], load_average=load, rows=rows)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        print_report(report, console)
+
+
 # ---------------------------------------------------------------------- eval
 @app.command("eval")
 def eval_(
@@ -343,12 +386,14 @@ def build(
     _print_jobs([record])
 
 
-def _platform(model: str | None = None) -> Platform:
+def _platform(model: str | None = None, threads: int | None = None) -> Platform:
     from kgrag.config import load_settings
 
     s = load_settings()
     if model:
         s.model = s.model.model_copy(update={"chat": model})
+    if threads:
+        s.model = s.model.model_copy(update={"n_threads": threads})
     return Platform(s)
 
 
