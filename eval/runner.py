@@ -70,6 +70,9 @@ class RunConfig(BaseModel):
     code_versions: list[str] = Field(default_factory=list)  # every version that wrote here
     dataset_problems: list[str] = Field(default_factory=list)  # "line N: why", skipped
     graph: GraphFingerprint | None = None  # the domain graph KG methods read; None: none did
+    # SeaKR's δ and where it was calibrated (threshold None: the paper's -6.0); None: no
+    # SeaKR method ran here
+    seakr_calibration: dict[str, Any] | None = None
 
     @property
     def code_version(self) -> str:
@@ -80,7 +83,8 @@ class RunConfig(BaseModel):
         ident = {k: getattr(self, k) for k in
                  ("dataset_path", "domain", "model", "model_sha256", "prompts_digest",
                   "cypher_digest", "seed")}
-        return ident | {"graph": str(self.graph) if self.graph else None}
+        return ident | {"graph": str(self.graph) if self.graph else None,
+                        "seakr_calibration": self.seakr_calibration}
 
 
 class RunLine(BaseModel):
@@ -115,6 +119,7 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
     if domain is not None and not graph_methods().isdisjoint(methods):
         graph = graph_fingerprint(p.store, domain)  # what the KG methods will read
     return RunConfig(
+        seakr_calibration=seakr_calibration(p, dataset_path, methods),
         dataset=dataset, dataset_path=str(dataset_path), domain=domain, methods=list(methods),
         n=n, model=s.model.chat, model_backend=s.model.backend,
         model_sha256=spec.sha256 if spec else None, embedding_model=s.embedding.model,
@@ -123,6 +128,23 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
         settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
         graph=graph,
     )
+
+
+def seakr_calibration(p: Platform, dataset_path: Path, methods: Sequence[str]
+                      ) -> dict[str, Any] | None:
+    """The δ the SeaKR methods of this run will use, or None without SeaKR methods.
+    Refuses a run on the file the δ was calibrated on."""
+    if not any(m.startswith("seakr") for m in methods):
+        return None
+    from textrag.seakr_calibrate import CalibrationLeak, calibration_leak, calibration_record
+
+    record = calibration_record(p.settings.home, p.settings.model.chat, quiet=True)
+    leak = calibration_leak(record, dataset_path, p.settings.data_dir)
+    if leak:
+        raise CalibrationLeak(leak, hint="calibrate on another source (`kgrag calibrate "
+                              "seakr --source csqa-train`) or evaluate another dataset")
+    return record or {"threshold": None, "source": "none (the paper's δ = -6.0)",
+                      "source_file": None}
 
 
 def done_pairs(path: Path) -> set[tuple[str, str]]:
@@ -158,6 +180,7 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     if path.is_file():
         old = RunConfig.model_validate_json(path.read_text())
         adopt_graph(old, config, out)
+        adopt_calibration(old, config, out)
         diff = identity_diff(old.identity(), config.identity())
         if diff and not force:
             raise KgragError(
@@ -197,6 +220,24 @@ def adopt_graph(old: RunConfig, new: RunConfig, out: Path) -> None:
                     "predictions of %s are not covered by it", out, new.domain, new.graph,
                     ", ".join(earlier))
     old.graph = new.graph
+
+
+def adopt_calibration(old: RunConfig, new: RunConfig, out: Path) -> None:
+    """Like `adopt_graph`, for SeaKR's δ: a session without SeaKR keeps the recorded one;
+    a run from before kgrag recorded it adopts the current one, with a warning when SeaKR
+    methods already answered there."""
+    if new.seakr_calibration is None:
+        new.seakr_calibration = old.seakr_calibration
+        return
+    if old.seakr_calibration is not None:
+        return
+    earlier = sorted(m for m in old.methods if m.startswith("seakr"))
+    if earlier:
+        log.warning("%s records no SeaKR calibration (written before kgrag recorded one); "
+                    "recording δ = %s from now on: the earlier predictions of %s are not "
+                    "covered by it", out, new.seakr_calibration.get("threshold"),
+                    ", ".join(earlier))
+    old.seakr_calibration = new.seakr_calibration
 
 
 def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:

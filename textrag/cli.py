@@ -84,7 +84,11 @@ def calibrate_seakr(
     model: Annotated[str | None, typer.Option(help="Chat model (registry name or .gguf); "
                                               "default KGRAG_MODEL__CHAT.")] = None,
     n: Annotated[int, typer.Option(min=2, help="Calibration questions: the first N of "
-                                   "CommonsenseQA train (never a *_dev300 file).")] = 300,
+                                   "the source.")] = 300,
+    source: Annotated[str, typer.Option(help="nq: NaturalQuestions-open dev (the paper's "
+                                        "choice; SeaKR then refuses to be evaluated on "
+                                        "it); csqa-train: CommonsenseQA train with its "
+                                        "options.")] = "nq",
     out: Annotated[Path | None, typer.Option(help="Write the JSON here instead of "
                                              "$KGRAG_HOME/calibration/seakr-<model>.json, "
                                              "the file SeaKR reads.")] = None,
@@ -100,7 +104,8 @@ def calibrate_seakr(
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"SeaKR calibration on {p.settings.model.chat}", total=n)
         cal, path = calibrate_platform(
-            p, n, out, progress=lambda i, total: bar.update(task, completed=i, total=total))
+            p, n, out, progress=lambda i, total: bar.update(task, completed=i, total=total),
+            source=source)
     _print_calibration(cal)
     default = calibration_path(p.settings.home, p.settings.model.chat)
     where = "SeaKR reads it by default" if path == default else \

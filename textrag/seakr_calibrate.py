@@ -2,14 +2,21 @@
 
 The paper searched δ on 3,000 NaturalQuestions *training* questions with LLaMA-2-7B and
 kept δ = -6: the cut above which the model's answers are mostly wrong. kgrag has no
-Wikipedia-QA training split (the HotpotQA/2Wiki/NQ files are evaluation data and must
-not be tuned on), so the default calibration split is the **first N questions of
-`commonsense/csqa_train.jsonl`** (CommonsenseQA train, a knowledge-source file that
-shares no question with any evaluation file), asked as short-answer questions with their
-five options inline. Every calibration checks that none of them (by id or text) is in a
-`*_dev300` evaluation file (`check_disjoint_from_evaluation`). It is a domain shift from
-multi-hop Wikipedia questions; any other Question list with gold answers can be passed
-to `calibrate_seakr` instead.
+Wikipedia-QA training split. Two calibration sources (`CALIBRATION_SOURCES`):
+
+- `nq` (default): the first N questions of `wikipedia/nq_open_dev300.jsonl`,
+  NaturalQuestions-open as in the paper, short-answer Wikipedia questions. It is a
+  development file that no reported kgrag run evaluates on; the runner refuses a SeaKR
+  run on the dataset its δ was calibrated on (`calibration_leak`), so δ is never tuned
+  on the questions it is scored on.
+- `csqa-train`: the first N questions of `commonsense/csqa_train.jsonl` (a knowledge-
+  source file), asked with their five options inline. A domain shift: on the 1.5B
+  model its δ (-0.14) sat above almost every first-step U of HotpotQA questions
+  (-4…-1), so SeaKR retrieved for 1 of 13 steps on 4 HotpotQA questions.
+
+Every calibration checks that none of its questions (by id or text) is in another
+`*_dev300` file (`check_disjoint_from_evaluation`). Any other Question list with gold
+answers can be passed to `calibrate_seakr` instead.
 
 Per question: the closed-book SeaKR prompt (exemplars, no context); U of the first
 pseudo-generated step (one sentence, stop ". ": the generation that δ is compared with in
@@ -32,7 +39,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -57,7 +64,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CALIBRATION_FILE = "commonsense/csqa_train.jsonl"
+CALIBRATION_SOURCES = {"nq": "wikipedia/nq_open_dev300.jsonl",
+                       "csqa-train": "commonsense/csqa_train.jsonl"}
+DEFAULT_SOURCE = "nq"
 
 
 @dataclass(frozen=True)
@@ -92,21 +101,29 @@ class SeakrCalibration:
     points: tuple[CalibrationPoint, ...]
     cuts: tuple[Cut, ...] = field(repr=False)
     settings: dict[str, object] = field(default_factory=dict)
+    source_file: str | None = None  # relative to the data folder, for the leak check
 
 
-def calibration_questions(data_dir: Path, n: int = 300) -> list[Question]:
-    """The first `n` CommonsenseQA training questions, options written into the text as
-    "(A) …" (no full stops: SeaKR turns a question's full stops into spaces). Raises
-    `CalibrationLeak` if any of them is also in an evaluation file (`*_dev300`)."""
+def calibration_questions(data_dir: Path, n: int = 300, source: str = DEFAULT_SOURCE
+                          ) -> list[Question]:
+    """The first `n` questions of a calibration source (`CALIBRATION_SOURCES`); multiple-
+    choice ones get their options written into the text as "(A) …" (no full stops: SeaKR
+    turns a question's full stops into spaces). Raises `CalibrationLeak` if any of them is
+    also in another evaluation file (`*_dev300`)."""
     from eval.datasets import read_questions
 
-    loaded = read_questions(Path(data_dir) / CALIBRATION_FILE, dataset="csqa_train", limit=n)
+    if source not in CALIBRATION_SOURCES:
+        raise KgragError(f"unknown SeaKR calibration source {source!r}",
+                         hint=f"one of: {', '.join(CALIBRATION_SOURCES)}")
+    rel = CALIBRATION_SOURCES[source]
+    loaded = read_questions(Path(data_dir) / rel, dataset=source.replace("-", "_"), limit=n)
     if len(loaded.questions) < n:
-        raise ValueError(f"{CALIBRATION_FILE} has only {len(loaded.questions)} usable "
-                         f"questions; asked for {n}")
-    check_disjoint_from_evaluation(loaded.questions, data_dir)
+        raise ValueError(f"{rel} has only {len(loaded.questions)} usable questions; "
+                         f"asked for {n}")
+    check_disjoint_from_evaluation(loaded.questions, data_dir, own=Path(data_dir) / rel)
     return [q.model_copy(update={"text": f"{q.text} Answer choices: " + " ".join(
-        f"({c.label}) {c.text}" for c in q.choices)}) for q in loaded.questions]
+        f"({c.label}) {c.text}" for c in q.choices)}) if q.choices else q
+        for q in loaded.questions]
 
 
 class CalibrationLeak(KgragError):
@@ -117,14 +134,17 @@ def _question_key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def check_disjoint_from_evaluation(questions: Sequence[Question], data_dir: Path) -> int:
+def check_disjoint_from_evaluation(questions: Sequence[Question], data_dir: Path,
+                                  own: Path | None = None) -> int:
     """Raise `CalibrationLeak` when a question shares its id or its text (case and spacing
-    ignored) with a question of any `*_dev300` file under `data_dir`; else return how
-    many evaluation questions were compared. Run on every calibration, not only in tests:
-    the data folder is shared and may change."""
+    ignored) with a question of any `*_dev300` file under `data_dir` other than `own`
+    (the calibration file itself); else return how many evaluation questions were
+    compared. Run on every calibration, not only in tests: the data folder is shared and
+    may change."""
     from eval.datasets import read_questions
 
-    files = sorted(Path(data_dir).rglob("*_dev300.jsonl*"))
+    mine = own.resolve() if own is not None else None
+    files = sorted(f for f in Path(data_dir).rglob("*_dev300.jsonl*") if f.resolve() != mine)
     if not files:
         raise KgragError(f"no *_dev300 evaluation file under {data_dir}: cannot check that "
                          "the calibration split is disjoint from them",
@@ -251,10 +271,19 @@ def calibrated_threshold(home: Path, model_name: str, config: SeakrConfig | None
     """δ saved for this model, or None (the caller then uses the paper's -6.0). A file
     written with other estimator settings (k, alpha, tensor, exemplars, or U of whole
     answers rather than of steps) is ignored."""
+    record = calibration_record(home, model_name, config)
+    return None if record is None else float(record["threshold"])  # type: ignore[arg-type]
+
+
+def calibration_record(home: Path, model_name: str, config: SeakrConfig | None = None,
+                       quiet: bool = False) -> dict[str, object] | None:
+    """The saved calibration SeaKR will use (threshold, source, source_file), or None when
+    it falls back to the paper's δ; what an evaluation run records."""
     path = calibration_path(home, model_name)
     if not path.is_file():
-        log.warning("SeaKR has no calibrated threshold for %s (%s); using the paper's -6.0",
-                    model_name, path)
+        if not quiet:
+            log.warning("SeaKR has no calibrated threshold for %s (%s); using the paper's "
+                        "-6.0", model_name, path)
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
     cfg = config or SeakrConfig()
@@ -262,23 +291,40 @@ def calibrated_threshold(home: Path, model_name: str, config: SeakrConfig | None
            "tensor": cfg.uncertainty.tensor, "n_shot": cfg.n_shot, "level": "step"}
     saved = {key: data.get("settings", {}).get(key) for key in now}
     if saved != now:
-        log.warning("SeaKR calibration %s was made with %s, not %s; using the paper's -6.0",
-                    path, saved, now)
+        if not quiet:
+            log.warning("SeaKR calibration %s was made with %s, not %s; using the paper's "
+                        "-6.0", path, saved, now)
         return None
-    return float(data["threshold"])
+    return {"threshold": float(data["threshold"]), "source": data.get("source"),
+            "source_file": data.get("source_file")}
+
+
+def calibration_leak(record: dict[str, object] | None, dataset_path: Path,
+                     data_dir: Path) -> str | None:
+    """Why a SeaKR run on `dataset_path` would be scored on its own calibration
+    questions, or None."""
+    if not record or not record.get("source_file"):
+        return None
+    own = (Path(data_dir) / str(record["source_file"])).resolve()
+    if Path(dataset_path).resolve() == own:
+        return (f"SeaKR's δ for this model was calibrated on {record['source_file']} "
+                f"({record['source']}); evaluating SeaKR on that file would score it on "
+                "its own calibration questions")
+    return None
 
 
 def calibrate_platform(platform: Platform, n: int = 300, out: Path | None = None,
-                       progress: Callable[[int, int], None] | None = None
-                       ) -> tuple[SeakrCalibration, Path]:
-    """What `kgrag calibrate seakr` runs: the first `n` CommonsenseQA training questions
-    on the configured chat model, saved to `out` or, by default, where the SeaKR
+                       progress: Callable[[int, int], None] | None = None,
+                       source: str = DEFAULT_SOURCE) -> tuple[SeakrCalibration, Path]:
+    """What `kgrag calibrate seakr` runs: the first `n` questions of `source` on the
+    configured chat model, saved to `out` or, by default, where the SeaKR
     factories read it (`calibration_path`). A backend without hidden states, parallel
     samples or logprobs is refused before any question is read."""
     model = platform.chat_model
     require(model, SeaKR.needs, "SeaKR calibration")
-    questions = calibration_questions(platform.settings.data_dir, n)
-    cal = calibrate_seakr(model, questions, progress=progress)
+    questions = calibration_questions(platform.settings.data_dir, n, source)
+    cal = replace(calibrate_seakr(model, questions, progress=progress),
+                  source_file=CALIBRATION_SOURCES[source])
     path = out or calibration_path(platform.settings.home, platform.settings.model.chat)
     save_calibration(cal, path)
     return cal, path

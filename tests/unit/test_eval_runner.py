@@ -207,3 +207,43 @@ def test_answer_in_evidence_is_whole_normalised_words_of_the_correct_option() ->
     assert not evidence_has_answer(line())
     m, _ = score_method("kg-vanilla", [line("fox lives in forest"), line()])
     assert m.evidence_hit is not None and m.evidence_hit.mean == 0.5
+
+
+def _save_delta(home: Path, threshold: float, source_file: str) -> None:
+    from textrag.seakr_calibrate import SeakrCalibration, calibration_path, save_calibration
+    from textrag.seakr_uncertainty import UncertaintyConfig
+
+    u = UncertaintyConfig()
+    settings = {"k": u.k, "alpha": u.alpha, "tensor": u.tensor, "n_shot": 10, "level": "step"}
+    cal = SeakrCalibration("fake", f"test questions of {source_file}", threshold, 0.5, (), (),
+                           settings, source_file)
+    save_calibration(cal, calibration_path(home, "qwen2.5-coder-1.5b"))
+
+
+def test_a_seakr_run_records_its_delta_and_refuses_another(tmp_path: Path, dataset: Path
+                                                           ) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B", "B", "B", "B", "B", "B", "B", "B"], tmp_path)
+    run_eval(p, str(dataset), ["llm"], n=1, out=out, progress=False)  # type: ignore[arg-type]
+    assert json.loads((out / "config.json").read_text())["seakr_calibration"] is None
+    _save_delta(p.settings.home, -2.5, "wikipedia/nq_open_dev300.jsonl")
+    run_eval(p, str(dataset), ["seakr"], n=1, out=out, progress=False)  # type: ignore[arg-type]
+    recorded = json.loads((out / "config.json").read_text())["seakr_calibration"]
+    assert recorded["threshold"] == -2.5
+    assert recorded["source_file"] == "wikipedia/nq_open_dev300.jsonl"
+    run_eval(p, str(dataset), ["llm"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+    assert json.loads((out / "config.json").read_text())["seakr_calibration"] == recorded
+    _save_delta(p.settings.home, -1.0, "wikipedia/nq_open_dev300.jsonl")
+    with pytest.raises(KgragError, match="seakr_calibration"):
+        run_eval(p, str(dataset), ["seakr"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+
+
+def test_seakr_is_not_evaluated_on_its_calibration_questions(tmp_path: Path, dataset: Path
+                                                             ) -> None:
+    from textrag.seakr_calibrate import CalibrationLeak
+
+    p = FakePlatform([], tmp_path)
+    _save_delta(p.settings.home, -2.5, dataset.relative_to(tmp_path).as_posix())
+    with pytest.raises(CalibrationLeak, match="its own calibration questions"):
+        run_eval(p, str(dataset), ["seakr"], n=1, out=tmp_path / "run", progress=False)  # type: ignore[arg-type]
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()

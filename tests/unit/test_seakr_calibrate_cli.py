@@ -20,7 +20,7 @@ from kgrag.platform import Platform
 from tests.conftest import DATA_DIR
 from tests.unit.test_seakr import FULL, FakeEngine, out
 from textrag.seakr_calibrate import (
-    CALIBRATION_FILE,
+    CALIBRATION_SOURCES,
     CalibrationLeak,
     calibrated_threshold,
     calibration_path,
@@ -28,6 +28,9 @@ from textrag.seakr_calibrate import (
     check_disjoint_from_evaluation,
 )
 from textrag.seakr_uncertainty import StepOutput
+
+CALIBRATION_FILE = CALIBRATION_SOURCES["csqa-train"]
+CSQA = ["calibrate", "seakr", "--source", "csqa-train"]
 
 STEP_U = [-7.0, -6.5, -4.0, -3.0]  # questions 0 and 1 are answered right, 2 and 3 wrong
 
@@ -74,7 +77,7 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
 
 
 def test_command_prints_delta_and_saves_it_where_seakr_reads_it(env, fake_model) -> None:
-    result = CliRunner().invoke(app, ["calibrate", "seakr", "--n", "4"], env=env)
+    result = CliRunner().invoke(app, [*CSQA, "--n", "4"], env=env)
     assert result.exit_code == 0, result.output
     assert "δ = -5.2500 for fake-model" in result.output
     assert "accuracy 50.0% (2 right, 2 wrong)" in result.output
@@ -88,7 +91,7 @@ def test_command_prints_delta_and_saves_it_where_seakr_reads_it(env, fake_model)
 def test_out_writes_elsewhere_and_says_seakr_will_not_read_it(env, fake_model, tmp_path
                                                                ) -> None:
     target = tmp_path / "cal.json"
-    result = CliRunner().invoke(app, ["calibrate", "seakr", "--n", "4", "--out", str(target)],
+    result = CliRunner().invoke(app, [*CSQA, "--n", "4", "--out", str(target)],
                                 env=env)
     assert result.exit_code == 0, result.output
     assert json.loads(target.read_text())["threshold"] == pytest.approx(-5.25)
@@ -100,7 +103,7 @@ def test_a_calibration_question_in_an_evaluation_file_stops_the_command(env, fak
                                                                         ) -> None:
     dev = Path(env["KGRAG_DATA_DIR"]) / "wikipedia" / "nq_open_dev300.jsonl"
     _write(dev, [{"question": "where does FOX number 2  live?", "answer": ["forest"]}])
-    result = CliRunner().invoke(app, ["calibrate", "seakr", "--n", "4"], env=env)
+    result = CliRunner().invoke(app, [*CSQA, "--n", "4"], env=env)
     assert isinstance(result.exception, CalibrationLeak), result.output
     assert "t2" in result.exception.message
     assert fake_model.calls == []  # refused before any generation
@@ -120,9 +123,13 @@ def test_real_calibration_split_is_disjoint_from_every_dev300_file() -> None:
     if not (DATA_DIR / CALIBRATION_FILE).is_file():
         pytest.skip("shared data folder not present")
     dev_files = sorted(DATA_DIR.rglob("*_dev300.jsonl*"))
-    qs = calibration_questions(DATA_DIR, n=300)  # raises CalibrationLeak on any overlap
+    # raises CalibrationLeak on any overlap
+    qs = calibration_questions(DATA_DIR, n=300, source="csqa-train")
     assert len(qs) == 300 and len(dev_files) >= 7
     assert check_disjoint_from_evaluation(qs, DATA_DIR) == 300 * len(dev_files)
+    nq = calibration_questions(DATA_DIR, n=300)  # the default source, NQ-open dev
+    own = DATA_DIR / CALIBRATION_SOURCES["nq"]
+    assert check_disjoint_from_evaluation(nq, DATA_DIR, own=own) == 300 * (len(dev_files) - 1)
 
 
 def test_without_evaluation_files_the_guard_refuses_rather_than_passes(tmp_path) -> None:
@@ -143,3 +150,36 @@ def test_bench_refuses_a_backend_it_cannot_measure(env, monkeypatch, backend, sc
                                 env={**env, "KGRAG_MODEL__BACKEND": backend})
     assert isinstance(result.exception, ModelError), result.output
     assert message in result.exception.message
+
+
+def test_nq_source_is_calibrated_on_and_the_run_on_it_is_refused(env, tmp_path) -> None:
+    """The default source: NQ-open dev, checked against the *other* dev300 files only, and
+    a SeaKR evaluation of that very file is named a leak."""
+    from textrag.seakr_calibrate import calibration_leak
+
+    data = Path(env["KGRAG_DATA_DIR"])
+    nq = data / CALIBRATION_SOURCES["nq"]
+    _write(nq, [{"question": f"who wrote book {i}", "answer": [f"author {i}"]}
+                for i in range(3)])
+    qs = calibration_questions(data, n=3)
+    assert [q.answers for q in qs] == [["author 0"], ["author 1"], ["author 2"]]
+    assert all("Answer choices" not in q.text for q in qs)
+    record = {"threshold": -2.0, "source": "the first 3 questions of nq",
+              "source_file": CALIBRATION_SOURCES["nq"]}
+    leak = calibration_leak(record, nq, data)
+    assert leak is not None and "its own calibration questions" in leak
+    assert calibration_leak(record, data / "wikipedia" / "hotpotqa_dev300.jsonl", data) is None
+    assert calibration_leak(None, nq, data) is None
+
+
+def test_nq_calibration_still_refuses_questions_of_other_evaluation_files(env) -> None:
+    data = Path(env["KGRAG_DATA_DIR"])
+    _write(data / CALIBRATION_SOURCES["nq"],
+           [{"question": "Where does owl number 1 live?", "answer": ["forest"]}])
+    with pytest.raises(CalibrationLeak, match="1 calibration questions are also evaluation"):
+        calibration_questions(data, n=1)
+
+
+def test_unknown_source_is_a_clear_error(env) -> None:
+    with pytest.raises(KgragError, match="unknown SeaKR calibration source"):
+        calibration_questions(Path(env["KGRAG_DATA_DIR"]), n=1, source="squad")
