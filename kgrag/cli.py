@@ -443,6 +443,30 @@ def graph_import(
     console.print(str(report))
 
 
+@graph_app.command("drop")
+def graph_drop(
+    domain: Annotated[str, typer.Option(help="Domain whose graph to remove.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Remove one domain's graph from Neo4j (entities, facts, chunks, documents, job
+    records); other domains, the passages and the local build state are kept."""
+    from kg_builder.fingerprint import graph_fingerprint
+
+    p = Platform()
+    fp = graph_fingerprint(p.store, domain)
+    if fp.entities == 0 and fp.chunks == 0:
+        raise KgragError(f"Neo4j holds no graph for the domain {domain!r}",
+                         hint="`kgrag graph stats --domain D` shows a domain's graph")
+    if not yes and not typer.confirm(f"Remove the {domain} graph ({fp.entities:,} entities, "
+                                     f"{fp.facts:,} facts, {fp.chunks:,} chunks)?"):
+        raise typer.Exit(1)
+    p.store.run_autocommit("graph/delete_domain", {"domain": domain})
+    console.print(f"removed the {domain} graph ({fp.entities:,} entities, {fp.facts:,} "
+                  f"facts, {fp.chunks:,} chunks). `kgrag graph import` loads an export "
+                  f"again; `kgrag build --domain {domain}` rewrites its saved extractions.",
+                  soft_wrap=True)
+
+
 @graph_app.command("resolve")
 def graph_resolve(domain: Annotated[str, typer.Option(help="Domain to resolve.")]) -> None:
     """Merge surface variants of one entity within a domain (also run at the end of a build)."""

@@ -68,3 +68,30 @@ def test_fingerprint_follows_the_graph_and_guards_the_run(platform, test_domain,
         run_eval(GraphPlatform(platform, tmp_path), str(dataset),  # type: ignore[arg-type]
                  ["metakgrag"], n=None, out=out, domain=test_domain, progress=False)
     assert str(before) in str(e.value) and str(after) in str(e.value)
+
+
+def test_graph_drop_removes_one_domain_only(platform, test_domain, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from kgrag.cli import app
+
+    other = f"{test_domain}-other"
+    _write(platform.store, test_domain, FACTS)
+    _write(platform.store, other, FACTS[:1])
+    monkeypatch.setattr("kgrag.cli.Platform", lambda *a, **k: platform)
+    try:
+        refused = CliRunner().invoke(app, ["graph", "drop", "--domain", test_domain],
+                                     input="n\n")
+        assert refused.exit_code == 1
+        assert graph_fingerprint(platform.store, test_domain).entities == 3
+        done = CliRunner().invoke(app, ["graph", "drop", "--domain", test_domain, "--yes"])
+        assert done.exit_code == 0, done.output
+        assert "3 entities, 2 facts, 1 chunks" in done.output
+        gone = graph_fingerprint(platform.store, test_domain)
+        assert (gone.entities, gone.facts, gone.chunks) == (0, 0, 0)
+        assert graph_fingerprint(platform.store, other).facts == 1
+        again = CliRunner().invoke(app, ["graph", "drop", "--domain", test_domain, "--yes"])
+        assert isinstance(again.exception, KgragError)
+        assert "no graph" in again.exception.message
+    finally:
+        platform.store.run_autocommit("graph/delete_domain", {"domain": other})
