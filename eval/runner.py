@@ -134,7 +134,7 @@ def seakr_calibration(p: Platform, dataset_path: Path, methods: Sequence[str]
                       ) -> dict[str, Any] | None:
     """The δ the SeaKR methods of this run will use, or None without SeaKR methods.
     Refuses a run on the file the δ was calibrated on."""
-    if not any(m.startswith("seakr") for m in methods):
+    if not _seakr_methods(methods):
         return None
     from textrag.seakr_calibrate import CalibrationLeak, calibration_leak, calibration_record
 
@@ -145,6 +145,11 @@ def seakr_calibration(p: Platform, dataset_path: Path, methods: Sequence[str]
                               "seakr --source csqa-train`) or evaluate another dataset")
     return record or {"threshold": None, "source": "none (the paper's δ = -6.0)",
                       "source_file": None}
+
+
+def _seakr_methods(methods: Sequence[str]) -> list[str]:
+    """The SeaKR methods (`seakr` and its ablations) among `methods`, sorted."""
+    return sorted(m for m in methods if m.split("-")[0] == "seakr")
 
 
 def done_pairs(path: Path) -> set[tuple[str, str]]:
@@ -179,8 +184,7 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     path = out / "config.json"
     if path.is_file():
         old = RunConfig.model_validate_json(path.read_text())
-        adopt_graph(old, config, out)
-        adopt_calibration(old, config, out)
+        adopt_recorded(old, config, out)
         diff = identity_diff(old.identity(), config.identity())
         if diff and not force:
             raise KgragError(
@@ -199,45 +203,28 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     path.write_text(config.model_dump_json(indent=2))
 
 
-def adopt_graph(old: RunConfig, new: RunConfig, out: Path) -> None:
-    """Settle which graph fingerprint two sessions' identities compare, before they are.
+def adopt_recorded(old: RunConfig, new: RunConfig, out: Path) -> None:
+    """Settle the recorded fields that only some methods set (`graph` for KG methods,
+    `seakr_calibration` for SeaKR) before two sessions' identities are compared.
 
-    A session without KG methods (`new.graph` None) keeps the recorded fingerprint. A run
-    whose config.json predates fingerprints (`old.graph` None) adopts the current one,
-    with a warning when KG methods already answered there: their graph is unknown.
+    A session without such methods (the field None) keeps the recorded value. A run whose
+    config.json predates the field adopts the current value, with a warning when those
+    methods already answered there: what they read is unknown.
     """
-    if new.graph is None:
-        new.graph = old.graph
-        return
-    if old.graph is not None:
-        return
     from kgrag.platform import graph_methods
 
-    earlier = sorted(graph_methods().intersection(old.methods))
-    if earlier:
-        log.warning("%s records no graph fingerprint (written before kgrag recorded one); "
-                    "recording the current %s graph (%s) from now on: the earlier "
-                    "predictions of %s are not covered by it", out, new.domain, new.graph,
-                    ", ".join(earlier))
-    old.graph = new.graph
-
-
-def adopt_calibration(old: RunConfig, new: RunConfig, out: Path) -> None:
-    """Like `adopt_graph`, for SeaKR's δ: a session without SeaKR keeps the recorded one;
-    a run from before kgrag recorded it adopts the current one, with a warning when SeaKR
-    methods already answered there."""
-    if new.seakr_calibration is None:
-        new.seakr_calibration = old.seakr_calibration
-        return
-    if old.seakr_calibration is not None:
-        return
-    earlier = sorted(m for m in old.methods if m.startswith("seakr"))
-    if earlier:
-        log.warning("%s records no SeaKR calibration (written before kgrag recorded one); "
-                    "recording δ = %s from now on: the earlier predictions of %s are not "
-                    "covered by it", out, new.seakr_calibration.get("threshold"),
-                    ", ".join(earlier))
-    old.seakr_calibration = new.seakr_calibration
+    fields = (("graph", "graph fingerprint", sorted(graph_methods().intersection(old.methods))),
+              ("seakr_calibration", "SeaKR calibration", _seakr_methods(old.methods)))
+    for name, what, earlier in fields:
+        now = getattr(new, name)
+        if now is None:
+            setattr(new, name, getattr(old, name))
+        elif getattr(old, name) is None:
+            if earlier:
+                log.warning("%s records no %s (written before kgrag recorded one); "
+                            "recording %s from now on: the earlier predictions of %s are "
+                            "not covered by it", out, what, now, ", ".join(earlier))
+            setattr(old, name, now)
 
 
 def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:

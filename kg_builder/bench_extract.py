@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from kgrag.platform import Platform
 
 
+def _per(part: float, whole: float) -> float:
+    """part / whole, 0.0 when nothing was measured."""
+    return part / whole if whole else 0.0
+
+
 class ExtractBenchRow(BaseModel):
     """What one batch size did on the benchmark's records."""
 
@@ -65,29 +70,29 @@ class ExtractBenchRow(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def records_per_minute(self) -> float:
-        return 60 * self.records / self.seconds if self.seconds else 0.0
+        return _per(60 * self.records, self.seconds)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def triples_per_record(self) -> float:
-        return self.triples / self.records if self.records else 0.0
+        return _per(self.triples, self.records)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def share_with_triples(self) -> float:
-        return self.records_with_triples / self.records if self.records else 0.0
+        return _per(self.records_with_triples, self.records)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def retry_rate(self) -> float:
         """Parse failures of first replies per prompt."""
-        return self.retries / self.prompts if self.prompts else 0.0
+        return _per(self.retries, self.prompts)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def failure_rate(self) -> float:
         """Records lost to a batch unusable twice, per record (the build's rate)."""
-        return self.failed_records / self.records if self.records else 0.0
+        return _per(self.failed_records, self.records)
 
 
 class ExtractBenchReport(BaseModel):

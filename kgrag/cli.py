@@ -463,7 +463,8 @@ def graph_drop(
     p.store.run_autocommit("graph/delete_domain", {"domain": domain})
     console.print(f"removed the {domain} graph ({fp.entities:,} entities, {fp.facts:,} "
                   f"facts, {fp.chunks:,} chunks). `kgrag graph import` loads an export "
-                  f"again; `kgrag build --domain {domain}` rewrites its saved extractions.",
+                  f"again; `kgrag build --domain {domain}` re-sends the extractions its job "
+                  "saved locally and extracts the rest again.",
                   soft_wrap=True)
 
 

@@ -247,3 +247,19 @@ def test_seakr_is_not_evaluated_on_its_calibration_questions(tmp_path: Path, dat
     with pytest.raises(CalibrationLeak, match="its own calibration questions"):
         run_eval(p, str(dataset), ["seakr"], n=1, out=tmp_path / "run", progress=False)  # type: ignore[arg-type]
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
+
+
+def test_a_run_from_before_calibrations_adopts_the_current_one(tmp_path: Path, dataset: Path,
+                                                               caplog) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B"] * 4, tmp_path)
+    _save_delta(p.settings.home, -2.5, "wikipedia/nq_open_dev300.jsonl")
+    run_eval(p, str(dataset), ["seakr"], n=1, out=out, progress=False)  # type: ignore[arg-type]
+    config = json.loads((out / "config.json").read_text())
+    del config["seakr_calibration"]  # as written before kgrag recorded it
+    (out / "config.json").write_text(json.dumps(config))
+    with caplog.at_level("WARNING", logger="eval.runner"):
+        run_eval(p, str(dataset), ["seakr"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+    assert "records no SeaKR calibration" in caplog.text
+    assert "predictions of seakr are not covered" in caplog.text
+    assert json.loads((out / "config.json").read_text())["seakr_calibration"]["threshold"] == -2.5

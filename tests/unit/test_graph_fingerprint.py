@@ -66,12 +66,18 @@ def test_only_kg_methods_make_the_runner_read_the_graph(tmp_path: Path, dataset:
     assert config.graph == _fp(FOX) and p.store.domains == [config.domain]
 
 
-def test_extending_a_run_after_the_graph_changed_is_refused(tmp_path: Path, dataset: Path
-                                                            ) -> None:
-    out = tmp_path / "run"
+def _kg_run_then_regrow(tmp_path: Path, dataset: Path, out: Path) -> FakePlatform:
+    """A kg-vanilla run over the FOX graph in `out`; then a platform whose graph gained HEN."""
     _run(FakePlatform(["B"] * 4, tmp_path), dataset, out, ["kg-vanilla"])
     regrown = FakePlatform(["B"] * 4, tmp_path)
     regrown.store.facts.append(HEN)
+    return regrown
+
+
+def test_extending_a_run_after_the_graph_changed_is_refused(tmp_path: Path, dataset: Path
+                                                            ) -> None:
+    out = tmp_path / "run"
+    regrown = _kg_run_then_regrow(tmp_path, dataset, out)
     with pytest.raises(KgragError, match="graph changed since the run was written") as e:
         _run(regrown, dataset, out, ["metakgrag"])
     assert f"recorded: {_fp(FOX)}; now: {_fp(FOX, HEN)}" in str(e.value)
@@ -86,9 +92,7 @@ def test_extending_a_run_after_the_graph_changed_is_refused(tmp_path: Path, data
 def test_a_session_without_kg_methods_keeps_the_recorded_graph(tmp_path: Path, dataset: Path
                                                                ) -> None:
     out = tmp_path / "run"
-    _run(FakePlatform(["B"] * 4, tmp_path), dataset, out, ["kg-vanilla"])
-    regrown = FakePlatform(["B"] * 4, tmp_path)
-    regrown.store.facts.append(HEN)
+    regrown = _kg_run_then_regrow(tmp_path, dataset, out)
     _run(regrown, dataset, out, ["llm"])  # llm does not read the graph: not refused
     config = read_run(out)[0]
     assert config.graph == _fp(FOX) and not config.forced_mix and regrown.store.domains == []
