@@ -3,7 +3,11 @@
 Built-in domains read only their knowledge-source files (never evaluation questions).
 For `commonsense` the default selection keeps the CommonsenseQA train records related to the
 dev questions: the train records whose `question_concept` is one of the dev questions'
-concepts (no labels or answers are read); `--all-records` turns it off.
+concepts (no labels or answers are read). For `wikipedia` it keeps the passages that are
+context paragraphs of the HotpotQA and 2WikiMultihopQA dev questions (the distractor
+setting's pool: 2 supporting and 8 distractor paragraphs per question, not told apart;
+supporting facts and answers are not read), question by question. `--all-records` turns
+either selection off.
 
 >>> plan = plan_build(platform, "commonsense", sources=None, limit=300)
 >>> BuildJob(platform, plan.domain, plan.chunks, plan.source_names, limit=300).run()
@@ -11,6 +15,7 @@ concepts (no labels or answers are read); `--all-records` turns it off.
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 from collections.abc import Sequence
@@ -70,6 +75,11 @@ def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: 
             [c for c in chunks if c.meta.get("question_concept", "").lower() in concepts])
         selection = (f"train records whose concept is a dev question's concept ({len(concepts)}),"
                      " one record per concept in turn")
+    if domain == "wikipedia" and not sources and not all_records:
+        contexts = dev_contexts(p.settings.data_dir)
+        chunks = select_contexts(chunks, contexts)
+        selection = (f"passages in the contexts of the HotpotQA then 2Wiki dev questions "
+                     f"({len(contexts)} questions), question by question")
     if limit is not None:
         keep: list[str] = []
         for c in chunks:
@@ -123,3 +133,63 @@ def dev_concepts(data_dir: Path) -> set[str]:
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue
     return concepts
+
+
+_DEV_CONTEXT_FILES = ("wikipedia/hotpotqa_dev300.jsonl", "wikipedia/2wiki_dev300.jsonl")
+
+
+def dev_contexts(data_dir: Path) -> list[list[tuple[str, str]]]:
+    """Each dev question's context paragraphs as (title, text), in file order.
+
+    Only the `context` field is read: no question text, answer or supporting fact.
+    """
+    contexts: list[list[tuple[str, str]]] = []
+    for rel in _DEV_CONTEXT_FILES:
+        path = data_dir / rel
+        if not path.is_file():
+            raise KgragError(f"{path} not found: the wikipedia selection needs the dev contexts",
+                             hint="pass --all-records to build from the corpus in file order")
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                try:
+                    raw = json.loads(line)["context"]
+                    ctx = ast.literal_eval(raw) if isinstance(raw, str) else raw
+                    contexts.append([(str(t), "".join(map(str, sents))) for t, sents in ctx])
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError, SyntaxError):
+                    continue
+    return contexts
+
+
+def select_contexts(chunks: Sequence[Chunk], contexts: Sequence[Sequence[tuple[str, str]]]
+                    ) -> list[Chunk]:
+    """The passages named by `contexts`, question by question, each passage once.
+
+    A paragraph is matched by title; when several passages share a title, the one whose
+    text shares the longest prefix with the paragraph wins. Titles with no passage are
+    skipped. Every piece of a chosen passage is kept, in order.
+    """
+    docs: dict[str, list[Chunk]] = {}
+    by_title: dict[str, list[str]] = {}
+    for c in chunks:
+        if c.document_id not in docs:
+            docs[c.document_id] = []
+            by_title.setdefault(c.title, []).append(c.document_id)
+        docs[c.document_id].append(c)
+
+    def prefix(a: str, b: str) -> int:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    chosen: dict[str, None] = {}
+    for ctx in contexts:
+        for title, text in ctx:
+            ids = by_title.get(title)
+            if not ids:
+                continue
+            best = max(ids, key=lambda d: prefix(docs[d][0].text, " ".join(text.split())))
+            chosen.setdefault(best, None)
+    return [c for d in chosen for c in docs[d]]

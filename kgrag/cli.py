@@ -357,7 +357,8 @@ def build(
                                                    "later resumes the same job).")] = None,
     only: Annotated[list[str] | None, typer.Option(
         help="Use only the built-in sources whose name contains this text.")] = None,
-    all_records: Annotated[bool, typer.Option(help="commonsense: no dev-concept selection.")
+    all_records: Annotated[bool, typer.Option(help="commonsense, wikipedia: no dev selection "
+                                  "(build from every record, in file order).")
                            ] = False,
     model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
     status: Annotated[bool, typer.Option("--status", help="Show build jobs and exit.")] = False,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kg_builder.build import concept_round_robin
+from kg_builder.build import concept_round_robin, dev_contexts, select_contexts
 from kg_builder.chunking import paragraphs, split_sentences
 from kg_builder.corpora import (
     builtin_sources,
@@ -152,6 +152,38 @@ def test_wikipedia_passages_keep_titles(tmp_path: Path) -> None:
     assert chunks[0].id == "wikipedia:wiki_passages:p0"
     assert (chunks[0].title, chunks[0].text) == ("Shirley Temple",
                                                   "Shirley Temple was an actress.")
+
+
+def test_select_contexts_question_by_question_and_same_title_by_text(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "wiki_passages.jsonl.gz", [
+        {"id": "p0", "title": "Paris", "text": "Paris is a city in Texas."},
+        {"id": "p1", "title": "Paris", "text": "Paris is the capital of France."},
+        {"id": "p2", "title": "Seine", "text": "The Seine flows through Paris."},
+        {"id": "p3", "title": "Loire", "text": "The Loire is long."},
+        {"id": "p4", "title": "Unused", "text": "Never named by a context."},
+    ])
+    chunks, _ = load(JsonlSource("wikipedia", path, parse_passage))
+    contexts = [[("Seine", "The Seine flows through Paris."),
+                 ("Paris", "Paris is the capital of France.")],
+                [("Paris", "Paris is the  capital of France."), ("Loire", "The Loire is long."),
+                 ("Missing title", "No passage has it.")]]
+    order = [c.document_id.rsplit(":", 1)[1] for c in select_contexts(chunks, contexts)]
+    assert order == ["p2", "p1", "p3"]
+    assert select_contexts(chunks, []) == []
+
+
+def test_dev_contexts_read_only_context_and_skip_broken_lines(tmp_path: Path) -> None:
+    wiki = tmp_path / "wikipedia"
+    wiki.mkdir()
+    write_jsonl(wiki / "hotpotqa_dev300.jsonl", [
+        {"_id": "h1", "question": "Q?", "answer": "A",
+         "context": str([["Seine", ["The Seine", " flows."]]])}, "{broken"])
+    write_jsonl(wiki / "2wiki_dev300.jsonl", [
+        {"_id": "w1", "context": [["Loire", ["The Loire."]]]}])
+    assert dev_contexts(tmp_path) == [[("Seine", "The Seine flows.")], [("Loire", "The Loire.")]]
+    (wiki / "2wiki_dev300.jsonl").unlink()
+    with pytest.raises(KgragError, match="dev contexts"):
+        dev_contexts(tmp_path)
 
 
 def test_truncated_gzip_is_reported_not_fatal(tmp_path: Path) -> None:
