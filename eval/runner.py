@@ -8,12 +8,12 @@
     <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
 
 An interrupted run resumes by (method, question id). A run directory written by another
-configuration (dataset, domain, model, prompts, Cypher, seed, the graph KG methods read)
-is refused (say `--force` to mix knowingly, which is recorded). Another code version (git
-revision) may add to a run, since most commits do not touch a method; every version that
-wrote into the run is listed in config.json and the report says so when there is more
-than one. Dataset lines that could not be read are recorded with their line numbers and
-reported too.
+configuration (dataset, domain, model, the prompts of the methods' packages, Cypher, seed,
+the graph KG methods read) is refused (say `--force` to mix knowingly, which is recorded).
+Another code version (git revision) may add to a run, since most commits do not touch a
+method; every version that wrote into the run is listed in config.json and the report
+says so when there is more than one. Dataset lines that could not be read are recorded
+with their line numbers and reported too.
 
 >>> run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
 """
@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -63,8 +64,11 @@ class RunConfig(BaseModel):
     seed: int
     kgrag_version: str
     git_revision: str
-    prompts_digest: str
+    prompts_digest: str  # every method package's prompts; kept for the record
     cypher_digest: str
+    # sha256 of the prompts of each package whose methods answered here ("metakg": …);
+    # adding a prompt to one package does not lock the runs of another package's methods
+    prompt_digests: dict[str, str] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     forced_mix: list[str] = Field(default_factory=list)
     code_versions: list[str] = Field(default_factory=list)  # every version that wrote here
@@ -81,9 +85,9 @@ class RunConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """The fields that must match for two sessions to write into one run."""
         ident = {k: getattr(self, k) for k in
-                 ("dataset_path", "domain", "model", "model_sha256", "prompts_digest",
-                  "cypher_digest", "seed")}
-        return ident | {"graph": str(self.graph) if self.graph else None,
+                 ("dataset_path", "domain", "model", "model_sha256", "cypher_digest", "seed")}
+        return ident | {"prompt_digests": dict(sorted(self.prompt_digests.items())),
+                        "graph": str(self.graph) if self.graph else None,
                         "seakr_calibration": self.seakr_calibration}
 
 
@@ -95,16 +99,66 @@ class RunLine(BaseModel):
     runner_overhead_ms: float = 0.0
 
 
-def prompts_digest() -> str:
-    """sha256 over every prompt template a method uses. The scorer's own prompts
-    (eval/prompts, G-Eval) are left out: they do not change predictions."""
+def _prompt_files(names: Sequence[str]) -> list[str]:
+    """The prompt templates among repository paths `names` (`<package>/prompts/*.txt`),
+    sorted. The scorer's own prompts (eval/prompts, G-Eval) are left out: they do not
+    change predictions."""
+    return sorted(n for n in names if len(parts := n.split("/")) == 3 and parts[1] == "prompts"
+                  and parts[2].endswith(".txt") and parts[0] != "eval")
+
+
+def _digest(files: Sequence[tuple[str, bytes]]) -> str:
     h = hashlib.sha256()
-    for path in sorted(ROOT.glob("*/prompts/*.txt")):
-        if path.parent.parent.name == "eval":
-            continue
-        h.update(str(path.relative_to(ROOT)).encode())
-        h.update(path.read_bytes())
+    for name, data in files:
+        h.update(name.encode())
+        h.update(data)
     return h.hexdigest()[:16]
+
+
+def _working_prompts() -> list[tuple[str, bytes]]:
+    names = _prompt_files([str(p.relative_to(ROOT)) for p in ROOT.glob("*/prompts/*.txt")])
+    return [(n, (ROOT / n).read_bytes()) for n in names]
+
+
+def prompts_digest(files: Sequence[tuple[str, bytes]] | None = None) -> str:
+    """sha256 over every prompt template of every package (the pre-0.2 run identity)."""
+    return _digest(_working_prompts() if files is None else files)
+
+
+def package_prompt_digests(packages: Sequence[str],
+                           files: Sequence[tuple[str, bytes]] | None = None
+                           ) -> dict[str, str]:
+    """sha256 of each package's prompt templates, for the packages named."""
+    files = _working_prompts() if files is None else files
+    return {pkg: _digest([(n, d) for n, d in files if n.split("/")[0] == pkg])
+            for pkg in sorted(set(packages))}
+
+
+def method_packages(methods: Sequence[str]) -> list[str]:
+    """The top-level package of each method's factory (`metakgrag` → `metakg`): a method
+    reads only its own package's prompts."""
+    from kgrag.platform import available_methods
+
+    factories = available_methods()
+    return sorted({factories[m].__module__.split(".")[0] for m in methods if m in factories})
+
+
+def prompts_at_revision(revision: str) -> list[tuple[str, bytes]] | None:
+    """The prompt templates as committed at `revision`; None when git cannot tell."""
+    if not revision:
+        return None
+    try:
+        listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", revision],  # noqa: S607
+                                cwd=ROOT, capture_output=True, text=True, timeout=20,
+                                check=True)
+        files = []
+        for name in _prompt_files(listed.stdout.splitlines()):
+            shown = subprocess.run(["git", "show", f"{revision}:{name}"],  # noqa: S607
+                                   cwd=ROOT, capture_output=True, timeout=20, check=True)
+            files.append((name, shown.stdout))
+        return files
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | None,
@@ -125,6 +179,7 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
         model_sha256=spec.sha256 if spec else None, embedding_model=s.embedding.model,
         seed=s.model.seed, kgrag_version=__version__, git_revision=_git_revision(),
         prompts_digest=prompts_digest(), cypher_digest=cypher.methods_digest(),
+        prompt_digests=package_prompt_digests(method_packages(methods)),
         settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
         graph=graph,
     )
@@ -213,6 +268,7 @@ def adopt_recorded(old: RunConfig, new: RunConfig, out: Path) -> None:
     """
     from kgrag.platform import graph_methods
 
+    _adopt_prompt_digests(old, new, out)
     fields = (("graph", "graph fingerprint", sorted(graph_methods().intersection(old.methods))),
               ("seakr_calibration", "SeaKR calibration", _seakr_methods(old.methods)))
     for name, what, earlier in fields:
@@ -225,6 +281,30 @@ def adopt_recorded(old: RunConfig, new: RunConfig, out: Path) -> None:
                             "recording %s from now on: the earlier predictions of %s are "
                             "not covered by it", out, what, now, ", ".join(earlier))
             setattr(old, name, now)
+
+
+def _adopt_prompt_digests(old: RunConfig, new: RunConfig, out: Path) -> None:
+    """Compare prompts only for the packages whose methods answered in both sessions.
+
+    A run written before per-package digests has only the all-packages `prompts_digest`.
+    Its per-package digests are recovered from git at the recorded revision when the
+    prompts committed there give that recorded digest; otherwise the old check stands
+    (every package's prompts must be unchanged).
+    """
+    if not old.prompt_digests and old.methods:
+        files = prompts_at_revision(old.git_revision)
+        if files is not None and prompts_digest(files) == old.prompts_digest:
+            old.prompt_digests = package_prompt_digests(method_packages(old.methods), files)
+        else:
+            log.warning("%s predates per-package prompt digests and its revision %r does "
+                        "not reproduce its prompts digest: all prompts must be unchanged",
+                        out, old.git_revision)
+            old.prompt_digests = {"*": old.prompts_digest}
+            new.prompt_digests = new.prompt_digests | {"*": new.prompts_digest}
+            return
+    merged_old = new.prompt_digests | old.prompt_digests
+    new.prompt_digests = old.prompt_digests | new.prompt_digests
+    old.prompt_digests = merged_old
 
 
 def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:

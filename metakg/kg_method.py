@@ -197,10 +197,15 @@ class KGMethod(QAMethod):
                       **view.model_dump(mode="json"), **ctx.meter.take())
 
     def _generate(self, ctx: Context, evidence: str) -> str:
-        """GenerateAnswer (Alg. 1 line 23) with `prompts/answer_mcq.txt` or `answer_open.txt`."""
+        """GenerateAnswer (Alg. 1 line 23) with `prompts/answer_mcq.txt`, `answer_open.txt`
+        (open-ended answers) or `answer_short.txt` (EM/F1 questions such as HotpotQA: the
+        paper has none; the line "So the answer is: …" is the one the text methods end
+        with, so every method's short answer is read the same way)."""
         q = ctx.question
         mcq = q.is_multiple_choice
-        template = package_prompt(__file__, "answer_mcq" if mcq else "answer_open")
+        name = ("answer_mcq" if mcq else
+                "answer_short" if q.kind == "short_answer" else "answer_open")
+        template = package_prompt(__file__, name)
         messages = template.render(domain=ctx.domain, evidence=evidence, question=q.text,
                                    choices=q.choices_block())
         reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq]))

@@ -36,7 +36,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def choice_rows(methods: dict[str, Any]) -> str:
     header = ["method", "n", "accuracy % [95% CI]", "correct / wrong / fail",
-              "answer in evidence %", "concepts matched % / starts/q", "PRR (questions / starts)", "LLM calls/q", "Cypher/q",
+              "answer in evidence %", "concepts matched % / starts/q",
+              "PRR (questions / starts)", "LLM calls/q", "Cypher/q",
               "retrieval ms (median, no LLM)", "median s/q"]
     rows = []
     for name, m in methods.items():
@@ -63,7 +64,8 @@ def short_rows(methods: dict[str, Any]) -> str:
 
 
 def open_rows(methods: dict[str, Any]) -> str:
-    header = ["method", "n", "ROUGE-L %", "BERTScore F1 %", "G-Eval Coh. / Cons. / Flu. / Rel. (1–5)",
+    header = ["method", "n", "ROUGE-L %", "BERTScore F1 %",
+              "G-Eval Coh. / Cons. / Flu. / Rel. (1–5)",
               "LLM calls/q", "median s/q"]
     rows = []
     for name, m in methods.items():

@@ -263,3 +263,74 @@ def test_a_run_from_before_calibrations_adopts_the_current_one(tmp_path: Path, d
     assert "records no SeaKR calibration" in caplog.text
     assert "predictions of seakr are not covered" in caplog.text
     assert json.loads((out / "config.json").read_text())["seakr_calibration"]["threshold"] == -2.5
+
+
+PROMPTS = [("kgrag/prompts/llm_mcq.txt", b"answer"), ("metakg/prompts/answer_mcq.txt", b"kg")]
+
+
+def _prompts(monkeypatch: pytest.MonkeyPatch, files: list[tuple[str, bytes]]) -> None:
+    monkeypatch.setattr("eval.runner._working_prompts", lambda: list(files))
+
+
+def test_prompts_are_compared_only_for_packages_that_answered_in_both(
+        tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "run"
+    _prompts(monkeypatch, PROMPTS)
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+             progress=False)
+    # a new KG prompt does not lock the run of the baselines...
+    _prompts(monkeypatch, [*PROMPTS, ("metakg/prompts/answer_short.txt", b"new")])
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2, out=out,  # type: ignore[arg-type]
+             progress=False)
+    recorded = json.loads((out / "config.json").read_text())["prompt_digests"]
+    assert sorted(recorded) == ["kgrag", "metakg"]
+    # ...but a changed KG prompt refuses the KG method, and a changed baseline prompt the
+    # baseline, even in a session that runs only the other package's methods
+    _prompts(monkeypatch, [PROMPTS[0], ("metakg/prompts/answer_mcq.txt", b"edited")])
+    with pytest.raises(KgragError, match="prompt_digests"):
+        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, progress=False)
+    _prompts(monkeypatch, [("kgrag/prompts/llm_mcq.txt", b"edited"), PROMPTS[1]])
+    with pytest.raises(KgragError, match="prompt_digests"):
+        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+                 progress=False)
+
+
+@pytest.mark.parametrize("git_reproduces", [True, False])
+def test_a_run_from_before_package_digests_is_checked_against_git(
+        tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch, caplog,
+        git_reproduces: bool) -> None:
+    out = tmp_path / "run"
+    _prompts(monkeypatch, PROMPTS)
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+             progress=False)
+    config = json.loads((out / "config.json").read_text())
+    del config["prompt_digests"]  # as written before kgrag recorded them
+    (out / "config.json").write_text(json.dumps(config))
+    at_revision = PROMPTS if git_reproduces else [*PROMPTS, ("textrag/prompts/x.txt", b"?")]
+    monkeypatch.setattr("eval.runner.prompts_at_revision", lambda rev: list(at_revision))
+    _prompts(monkeypatch, [*PROMPTS, ("metakg/prompts/answer_short.txt", b"new")])
+    if git_reproduces:  # the baselines' prompts are the same: the KG method may add its run
+        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, progress=False)
+        assert sorted(json.loads((out / "config.json").read_text())["prompt_digests"]) == [
+            "kgrag", "metakg"]
+    else:  # unknown per package: every prompt must be unchanged, and one was added
+        with caplog.at_level("WARNING", logger="eval.runner"), pytest.raises(
+                KgragError, match="different configuration"):
+            run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                     out=out, progress=False)
+        assert "predates per-package prompt digests" in caplog.text
+
+
+def test_prompts_at_revision_reads_the_committed_templates() -> None:
+    from eval.runner import _working_prompts, prompts_at_revision, prompts_digest
+    assert prompts_at_revision("") is None
+    assert prompts_at_revision("no-such-revision") is None
+    head = prompts_at_revision("HEAD")
+    if head is None:
+        pytest.skip("not a git checkout")
+    names = [n for n, _ in head]
+    assert "metakg/prompts/concepts.txt" in names and not any(n.startswith("eval/") for n in names)
+    assert all(n in dict(_working_prompts()) for n in names)
+    assert len(prompts_digest(head)) == 16

@@ -541,6 +541,11 @@ def test_answer_prompts_put_evidence_then_question_then_options() -> None:
     open_user = PromptTemplate.load(PROMPTS / "answer_open.txt").render(
         domain="legal", evidence="Evidence 1: a r b", question="QQQ?")[-1].content
     assert open_user.index("Evidence 1") < open_user.index("QQQ?")
+    short_user = PromptTemplate.load(PROMPTS / "answer_short.txt").render(
+        domain="wikipedia", evidence="Evidence 1: a r b", question="QQQ?")[-1].content
+    assert short_user.index("Evidence 1") < short_user.index("QQQ?")
+    # the closing line the text methods use, so extract_answer reads every method alike
+    assert 'So the answer is: <short answer>' in short_user
 
 
 def test_concept_prompt_asks_for_at_most_max_concepts_as_json() -> None:
