@@ -24,7 +24,7 @@ from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
 from eval.geval import DIMENSIONS
 from eval.html import markdown_to_html
 from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
-from eval.scoring import Interval, MethodMetrics, RunMetrics, score_run
+from eval.scoring import Interval, MethodMetrics, PairTest, RunMetrics, SameQuestions, score_run
 from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
 
 __all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
@@ -166,11 +166,57 @@ def markdown(metrics: RunMetrics) -> str:
     lines += _table(methods) + _metric_notes(metrics)
     if metrics.pairs:
         lines += ["", "### Paired tests (same questions)", "",
-                  "| A | B | metric | statistic | p |", "|---|---|---|---|---|"]
-        lines += [f"| {t.a} | {t.b} | {t.metric} | {t.statistic:+.3f} | {t.p_value:.4f} |"
-                  for t in metrics.pairs]
+                  "| A | B | metric | shared questions | statistic | p |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {t.a} | {t.b} | {t.metric} | {t.n or '–'} | {t.statistic:+.3f} | "
+                  f"{t.p_value:.4f} |" for t in metrics.pairs]
+    if metrics.same is not None:
+        lines += _same_section(metrics.same)
     lines += [""] + [f"> {n}" for n in metrics.notes]
     return "\n".join(lines) + "\n"
+
+
+def _same_section(same: SameQuestions) -> list[str]:
+    methods = list(same.methods.values())
+    lines = ["", f"### The same {same.k} questions, every method", "",
+             f"Each method below answered all of the run's first {same.k} questions and is "
+             "scored on exactly those (no BERTScore or G-Eval here)."
+             + (f" Left out (fewer answers): {', '.join(same.left_out)}." if same.left_out
+                else ""), ""]
+    lines += _table(methods)
+    matrix = significance_matrix([m.method for m in methods], same.pairs)
+    if matrix:
+        lines += ["", f"Significance matrix on these {same.k} questions: row minus column "
+                  "(questions only the row got right minus questions only the column got "
+                  "right), McNemar exact p in brackets.", ""] + matrix
+    return lines
+
+
+def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
+    """A methods × methods Markdown table of the McNemar tests (EM or accuracy) in `pairs`:
+    cell (row, column) is row's wins minus column's wins with the exact p.
+
+    >>> t = PairTest(a="rag", b="llm", metric="em (McNemar exact)", statistic=3, p_value=0.25)
+    >>> significance_matrix(["rag", "llm"], [t])[2]
+    '| rag | · | +3 (0.250) |'
+    """
+    tests = {(t.a, t.b): t for t in pairs if "McNemar" in t.metric}
+    if not tests:
+        return []
+    lines = ["| | " + " | ".join(order) + " |", "|---|" + "---|" * len(order)]
+    for a in order:
+        cells = []
+        for b in order:
+            if a == b:
+                cells.append("·")
+            elif (t := tests.get((a, b))) is not None:
+                cells.append(f"{t.statistic:+.0f} ({t.p_value:.3f})")
+            elif (t := tests.get((b, a))) is not None:
+                cells.append(f"{-t.statistic:+.0f} ({t.p_value:.3f})")
+            else:
+                cells.append("–")
+        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
 from itertools import combinations
 from pathlib import Path
 from statistics import median
@@ -29,6 +30,7 @@ from eval.parsing import extract_answer, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
 from kg_builder.fingerprint import GraphFingerprint
+from kgrag.errors import KgragError
 
 if TYPE_CHECKING:
     from eval.geval import GEvalJudge, GevalRecord
@@ -88,6 +90,19 @@ class PairTest(BaseModel):
     metric: str
     statistic: float
     p_value: float
+    n: int = 0  # shared questions (0: scored before kgrag recorded it)
+
+
+class SameQuestions(BaseModel):
+    """Every method restricted to the first `k` questions of the run (dataset order): the
+    one-table comparison when methods were run on different numbers of questions. Methods
+    that did not answer all `k` are listed in `left_out`."""
+
+    k: int
+    question_ids: list[str]
+    methods: dict[str, MethodMetrics]
+    pairs: list[PairTest] = Field(default_factory=list)
+    left_out: list[str] = Field(default_factory=list)
 
 
 class RunMetrics(BaseModel):
@@ -96,6 +111,7 @@ class RunMetrics(BaseModel):
     model: str
     methods: dict[str, MethodMetrics]
     pairs: list[PairTest] = Field(default_factory=list)
+    same: SameQuestions | None = None  # `kgrag score --same K`
     geval: GevalCost | None = None  # the judge and its cost per answer
     notes: list[str] = Field(default_factory=list)
     domain: str | None = None
@@ -216,21 +232,54 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
                 r = mcnemar([scores[a][metric][i] > 0 for i in ia],
                             [scores[b][metric][i] > 0 for i in ib])
                 tests.append(PairTest(a=a, b=b, metric=f"{metric} (McNemar exact)",
-                                      statistic=float(r.b - r.c), p_value=r.p_exact))
+                                      statistic=float(r.b - r.c), p_value=r.p_exact,
+                                      n=len(shared)))
         if "f1" in scores[a] and "f1" in scores[b]:
             r2 = paired_bootstrap([scores[a]["f1"][i] for i in ia],
                                   [scores[b]["f1"][i] for i in ib])
             tests.append(PairTest(a=a, b=b, metric="f1 (paired bootstrap)",
-                                  statistic=r2.diff, p_value=r2.p_value))
+                                  statistic=r2.diff, p_value=r2.p_value, n=len(shared)))
     return tests
 
 
+def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: int
+                   ) -> SameQuestions:
+    """Score every method that answered all of the run's first `k` questions on exactly
+    those. Dataset order is the order the method with most answers wrote them in (the
+    runner answers the first n questions of a dataset in file order)."""
+    if k < 1:
+        raise KgragError(f"--same must be at least 1, not {k}")
+    ref = max(order, key=lambda m: len(by_method[m]), default=None)
+    seen: dict[str, None] = {}
+    for m in ([ref] if ref else []) + order:
+        for ln in by_method[m]:
+            seen.setdefault(ln.question.id, None)
+    ids = list(seen)[:k]
+    if len(ids) < k:
+        raise KgragError(f"--same {k}: the run has only {len(ids)} questions")
+    wanted = set(ids)
+    methods, scores, qids, left_out = {}, {}, {}, []
+    for name in order:
+        group = sorted((ln for ln in by_method[name] if ln.question.id in wanted),
+                       key=lambda ln: ln.question.id)
+        if len(group) < k:
+            left_out.append(name)
+            continue
+        methods[name], scores[name] = score_method(name, group)
+        qids[name] = [ln.question.id for ln in group]
+    kept = [m for m in order if m in methods]
+    return SameQuestions(k=k, question_ids=ids, methods=methods,
+                         pairs=pair_tests(kept, scores, qids), left_out=left_out)
+
+
 def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = None,
-              progress: bool = False) -> RunMetrics:
+              progress: bool = False, same: int | None = None) -> RunMetrics:
     """Score every method of a run directory and write metrics.json beside it.
 
     With a `judge`, open-ended answers and explanations also get G-Eval (judged pairs are
-    kept in `<run>/geval.jsonl`, so an interrupted scoring resumes)."""
+    kept in `<run>/geval.jsonl`, so an interrupted scoring resumes). With `same`, also
+    every method on the run's first `same` questions (`SameQuestions`; without BERTScore
+    and G-Eval)."""
     config, lines = read_run(run)
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for line in lines:
@@ -253,6 +302,8 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
                          methods=methods, pairs=pair_tests(order, scores, qids),
                          domain=config.domain, graph=config.graph)
+    if same is not None:
+        metrics.same = same_questions(order, by_method, same)
     if judge is not None:
         from eval.geval import geval_cost
 

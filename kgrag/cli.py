@@ -320,6 +320,9 @@ def score(
                                              "explanations) with a local judge.")] = False,
     judge: Annotated[str | None, typer.Option(help="G-Eval judge model (default: the "
                                                    "configured chat model).")] = None,
+    same: Annotated[int | None, typer.Option(help="Also a table and significance matrix of "
+                                                  "every method on the run's first K "
+                                                  "questions.")] = None,
 ) -> None:
     """Score a run's predictions into metrics.json (a separate pass)."""
     from eval.report import markdown
@@ -331,7 +334,8 @@ def score(
         from kgrag.config import load_settings
 
         g = load_judge(load_settings(), judge)
-    console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True)))
+    console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
+                                   same=same)))
 
 
 @app.command()

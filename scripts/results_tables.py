@@ -79,17 +79,39 @@ def open_rows(methods: dict[str, Any]) -> str:
     return table(header, rows)
 
 
-def render(run: Path) -> str:
-    metrics = json.loads((run / "metrics.json").read_text())
-    methods = metrics["methods"]
+def rows_of(methods: dict[str, Any]) -> str:
     first = next(iter(methods.values()))
     if first.get("accuracy") is not None:
-        body = choice_rows(methods)
-    elif first.get("em") is not None:
-        body = short_rows(methods)
-    else:
-        body = open_rows(methods)
-    return f"<!-- {run}: {metrics.get('dataset')} -->\n{body}\n"
+        return choice_rows(methods)
+    if first.get("em") is not None:
+        return short_rows(methods)
+    return open_rows(methods)
+
+
+def matrix(order: list[str], pairs: list[dict[str, Any]]) -> str:
+    """Row minus column wins (McNemar on EM or accuracy) with the exact p."""
+    tests = {(t["a"], t["b"]): t for t in pairs if "McNemar" in t["metric"]}
+    rows = []
+    for a in order:
+        cells = []
+        for b in order:
+            t, sign = tests.get((a, b)), 1
+            if t is None:
+                t, sign = tests.get((b, a)), -1
+            cells.append("·" if a == b else "–" if t is None else
+                         f"{sign * t['statistic']:+.0f} ({t['p_value']:.2f})")
+        rows.append([f"`{a}`", *cells])
+    return table(["", *(f"`{m}`" for m in order)], rows)
+
+
+def render(run: Path) -> str:
+    metrics = json.loads((run / "metrics.json").read_text())
+    out = f"<!-- {run}: {metrics.get('dataset')} -->\n{rows_of(metrics['methods'])}\n"
+    same = metrics.get("same")
+    if same and same["methods"]:
+        out += (f"\n<!-- {run}: the same first {same['k']} questions -->\n"
+                f"{rows_of(same['methods'])}\n\n{matrix(list(same['methods']), same['pairs'])}\n")
+    return out
 
 
 def main(argv: list[str]) -> int:

@@ -334,3 +334,25 @@ def test_prompts_at_revision_reads_the_committed_templates() -> None:
     assert "metakg/prompts/concepts.txt" in names and not any(n.startswith("eval/") for n in names)
     assert all(n in dict(_working_prompts()) for n in names)
     assert len(prompts_digest(head)) == 16
+
+
+def test_same_questions_scores_every_method_on_the_first_k(tmp_path: Path, dataset: Path
+                                                           ) -> None:
+    out = tmp_path / "run"
+    p = FakePlatform(["B", "B", "B", "B", "A", "A", "B"], tmp_path)
+    run_eval(p, str(dataset), ["llm"], n=4, out=out, progress=False)  # type: ignore[arg-type]
+    run_eval(p, str(dataset), ["cot"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+    run_eval(p, str(dataset), ["rag"], n=1, out=out, progress=False)  # type: ignore[arg-type]
+    metrics = score_run(out, same=2)
+    same = metrics.same
+    assert same is not None and same.question_ids == ["q0", "q1"]
+    assert sorted(same.methods) == ["cot", "llm"] and same.left_out == ["rag"]
+    assert same.methods["llm"].n == 2 and same.methods["llm"].correct == 2  # not 4
+    assert same.methods["cot"].correct == 0
+    (test,) = [t for t in same.pairs if t.metric.startswith("correct")]
+    assert (test.a, test.b, test.statistic, test.n) == ("cot", "llm", -2.0, 2)
+    text = write_report([out], tmp_path / "report").read_text()
+    assert "### The same 2 questions, every method" in text and "Left out" in text
+    assert "| llm | +2 (0.500) | · |" in text and "| cot | · | -2 (0.500) |" in text
+    with pytest.raises(KgragError, match="only 4 questions"):
+        score_run(out, same=5)
