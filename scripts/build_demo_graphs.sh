@@ -2,7 +2,7 @@
 # Grows the demo graphs with the default local model and exports them to data/graphs/.
 # Resumable on any machine: each committed export is imported first, and `kgrag build`
 # skips the chunks the graph already holds, so only new records are extracted.
-# Usage: scripts/build_demo_graphs.sh [COMMONSENSE_LIMIT] [MEDICAL_LIMIT] [LEGAL_LIMIT]
+# Usage: scripts/build_demo_graphs.sh [COMMONSENSE_LIMIT] [MEDICAL_LIMIT] [LEGAL_LIMIT] [WIKIPEDIA_LIMIT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=.venv/bin/kgrag
@@ -16,4 +16,5 @@ grow() {  # domain limit [build options...]
 grow commonsense "${1:-600}"
 grow medical "${2:-300}" --only medmcqa
 grow legal "${3:-200}"
+grow wikipedia "${4:-120}"  # the first 12 HotpotQA dev questions' context paragraphs
 $K build --status --domain all
