@@ -18,10 +18,10 @@ from __future__ import annotations
 import ast
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kg_builder.corpora import builtin_domains, builtin_sources
 from kg_builder.sources import Chunk, LoadReport, Source, load, user_source
@@ -119,19 +119,28 @@ def concept_round_robin(chunks: Sequence[Chunk]) -> list[Chunk]:
     return ordered
 
 
-def dev_concepts(data_dir: Path) -> set[str]:
-    """The `question_concept` of each CommonsenseQA dev question, lower-cased (no labels)."""
-    path = data_dir / "commonsense" / "csqa_dev300.jsonl"
-    concepts: set[str] = set()
+def _dev_rows(path: Path, needed_for: str, hint: str) -> Iterator[Any]:
+    """The JSON rows of a dev file read for a selection; broken lines are skipped."""
     if not path.is_file():
-        raise KgragError(f"{path} not found: the commonsense selection needs the dev concepts",
-                         hint="pass --all-records to build from every train record")
+        raise KgragError(f"{path} not found: {needed_for}", hint=hint)
     with path.open(encoding="utf-8") as f:
         for line in f:
             try:
-                concepts.add(json.loads(line)["question"]["question_concept"].lower())
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
+                yield json.loads(line)
+            except json.JSONDecodeError:
                 continue
+
+
+def dev_concepts(data_dir: Path) -> set[str]:
+    """The `question_concept` of each CommonsenseQA dev question, lower-cased (no labels)."""
+    concepts: set[str] = set()
+    for row in _dev_rows(data_dir / "commonsense" / "csqa_dev300.jsonl",
+                         "the commonsense selection needs the dev concepts",
+                         "pass --all-records to build from every train record"):
+        try:
+            concepts.add(row["question"]["question_concept"].lower())
+        except (KeyError, TypeError, AttributeError):
+            continue
     return concepts
 
 
@@ -145,18 +154,14 @@ def dev_contexts(data_dir: Path) -> list[list[tuple[str, str]]]:
     """
     contexts: list[list[tuple[str, str]]] = []
     for rel in _DEV_CONTEXT_FILES:
-        path = data_dir / rel
-        if not path.is_file():
-            raise KgragError(f"{path} not found: the wikipedia selection needs the dev contexts",
-                             hint="pass --all-records to build from the corpus in file order")
-        with path.open(encoding="utf-8") as f:
-            for line in f:
-                try:
-                    raw = json.loads(line)["context"]
-                    ctx = ast.literal_eval(raw) if isinstance(raw, str) else raw
-                    contexts.append([(str(t), "".join(map(str, sents))) for t, sents in ctx])
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError, SyntaxError):
-                    continue
+        for row in _dev_rows(data_dir / rel, "the wikipedia selection needs the dev contexts",
+                             "pass --all-records to build from the corpus in file order"):
+            try:
+                raw = row["context"]
+                ctx = ast.literal_eval(raw) if isinstance(raw, str) else raw
+                contexts.append([(str(t), "".join(map(str, sents))) for t, sents in ctx])
+            except (KeyError, TypeError, ValueError, SyntaxError):
+                continue
     return contexts
 
 
