@@ -18,7 +18,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from kgrag.errors import KgragError
 from kgrag.llm.base import Capabilities, ChatModel, require
@@ -131,3 +131,13 @@ def fit_question(model: ChatModel, question: Question, trace: Trace) -> Question
     log.warning("%s (%s)", note, question.id)
     trace.add("truncate", note, original_size=size, unit=unit, budget_tokens=budget)
     return question.model_copy(update={"text": text})
+
+
+M = TypeVar("M", bound=QAMethod)
+
+
+def named(cls: type[M], name: str) -> type[M]:
+    """`cls` under a registry name, so that each variant's predictions carry its own
+    `method` (the runner resumes and scores by (method, question id)): `rag-gold` must not
+    answer as `rag`."""
+    return cls if cls.name == name else type(f"{cls.__name__}[{name}]", (cls,), {"name": name})

@@ -113,7 +113,11 @@ class Platform:
         if name not in methods:
             raise KgragError(f"unknown method {name!r}",
                              hint=f"choose one of: {', '.join(sorted(methods))}")
-        return methods[name](self, domain)
+        method = methods[name](self, domain)
+        if method.name != name:  # its predictions would be scored and resumed as another's
+            raise KgragError(f"the factory of {name!r} built a method named {method.name!r}",
+                             hint="register it with kgrag.method.named(cls, name)")
+        return method
 
     def close(self) -> None:
         if "store" in self.__dict__:

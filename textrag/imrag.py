@@ -315,8 +315,8 @@ def salvage_answer(reply: str) -> str:
 def _factory(name: str, setting: Literal["open", "gold"], config: IMRAGConfig
              ) -> MethodFactory:
     def build(p: Platform, domain: str | None) -> QAMethod:
+        from kgrag.method import named
         from textrag.methods import retriever_for
-        from textrag.seakr import named
 
         cls = named(IMRAG, name)
         return cls(p.chat_model, retriever_for(p, setting), p.embedder, config,

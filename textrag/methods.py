@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from kgrag.errors import KgragError
+from kgrag.method import named
 from textrag.retrievers import (
     BM25Retriever,
     DenseRetriever,
@@ -53,32 +54,19 @@ def retriever_for(p: Platform, setting: Literal["open", "gold"],
     return shared(open_retriever(p, kind))
 
 
-def _rag(setting: Literal["open", "gold"]) -> MethodFactory:
+def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "gold"]
+              ) -> MethodFactory:
+    """Standard RAG, IRCoT or FLARE in a setting, registered as `kind` or `kind-gold`."""
+
     def build(p: Platform, domain: str | None) -> QAMethod:
-        from textrag.baselines import RAG
+        from textrag.baselines import FLARE, RAG, IRCoT
 
-        return RAG(p.chat_model, retriever_for(p, setting),
-                   store=p.store if setting == "open" else None)
-
-    return build
-
-
-def _ircot(setting: Literal["open", "gold"]) -> MethodFactory:
-    def build(p: Platform, domain: str | None) -> QAMethod:
-        from textrag.baselines import IRCoT
-
-        return IRCoT(p.chat_model, retriever_for(p, setting),
-                     store=p.store if setting == "open" else None)
-
-    return build
-
-
-def _flare(setting: Literal["open", "gold"]) -> MethodFactory:
-    def build(p: Platform, domain: str | None) -> QAMethod:
-        from textrag.baselines import FLARE
-
-        return FLARE(p.chat_model, retriever_for(p, setting),
-                     store=p.store if setting == "open" else None)
+        classes: dict[str, type[RAG | IRCoT | FLARE]] = {"rag": RAG, "ircot": IRCoT,
+                                                          "flare": FLARE}
+        cls = classes[kind]
+        return named(cls, kind if setting == "open" else f"{kind}-gold")(
+            p.chat_model, retriever_for(p, setting),
+            store=p.store if setting == "open" else None)
 
     return build
 
@@ -88,12 +76,12 @@ def _flare(setting: Literal["open", "gold"]) -> MethodFactory:
 GRAPH_METHODS: frozenset[str] = frozenset()
 
 FACTORIES: dict[str, MethodFactory] = {
-    "rag": _rag("open"),
-    "rag-gold": _rag("gold"),
-    "ircot": _ircot("open"),
-    "ircot-gold": _ircot("gold"),
-    "flare": _flare("open"),
-    "flare-gold": _flare("gold"),
+    "rag": _baseline("rag", "open"),
+    "rag-gold": _baseline("rag", "gold"),
+    "ircot": _baseline("ircot", "open"),
+    "ircot-gold": _baseline("ircot", "gold"),
+    "flare": _baseline("flare", "open"),
+    "flare-gold": _baseline("flare", "gold"),
 }
 
 # ---------------------------------------------------------------------------------------

@@ -45,11 +45,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, ChatModel
-from kgrag.method import Answer, QAMethod, Trace
+from kgrag.method import Answer, QAMethod, Trace, named
 from kgrag.prompt import PromptTemplate, package_prompt
 from kgrag.types import Passage, Question
 from textrag.retrieval import Retriever
@@ -362,13 +362,6 @@ def default_engine(model: ChatModel, config: UncertaintyConfig, layer: int | Non
 
 
 # ---------------------------------------------------------------------- registration
-M = TypeVar("M", bound=QAMethod)
-
-
-def named(cls: type[M], name: str) -> type[M]:
-    """`cls` under a registry name, so that each variant's predictions carry its own
-    `method` (the runner resumes by (method, question id))."""
-    return cls if cls.name == name else type(f"{cls.__name__}[{name}]", (cls,), {"name": name})
 
 
 def _factory(name: str, setting: Literal["open", "gold"], base: SeakrConfig | None = None

@@ -519,8 +519,9 @@ def test_saved_calibration_is_used_only_with_the_same_estimator_settings(tmp_pat
 
 
 def test_registered_variants_answer_under_their_own_names() -> None:
+    from kgrag.method import named
     from textrag.metarag import METARAG_FACTORIES
-    from textrag.seakr import SEAKR_FACTORIES, named
+    from textrag.seakr import SEAKR_FACTORIES
 
     assert set(SEAKR_FACTORIES) == {"seakr", "seakr-gold", "seakr-no-sa-retrieval",
                                     "seakr-no-sa-rerank", "seakr-rationales-only",

@@ -316,3 +316,23 @@ def test_factories_are_registered_with_the_platform() -> None:
 ])
 def test_first_sentence_drops_list_markers_not_years(reply: str, sentence: str) -> None:
     assert first_sentence(reply) == sentence
+
+
+def test_gold_variants_answer_under_their_own_names(tmp_path, monkeypatch) -> None:
+    """`rag-gold` once answered as `rag`: the runner then scored its predictions as the
+    open-domain method's. Every registry name must be the method's own."""
+    from kgrag.config import Settings
+    from kgrag.errors import KgragError
+    from kgrag.platform import Platform
+    from textrag.methods import FACTORIES
+
+    p = Platform(Settings(home=tmp_path / "home", data_dir=tmp_path))
+    p.__dict__["chat_model"] = ScriptedModel([], capabilities=Capabilities(logprobs=True))
+    for name in ("rag-gold", "ircot-gold", "flare-gold"):
+        assert p.method(name).name == name
+    assert {FACTORIES[n](p, None).name for n in ("rag-gold", "ircot-gold")} == {
+        "rag-gold", "ircot-gold"}
+    monkeypatch.setattr("kgrag.platform.available_methods",
+                        lambda: {"rag-mine": FACTORIES["rag-gold"]})
+    with pytest.raises(KgragError, match="built a method named 'rag-gold'"):
+        p.method("rag-mine")
