@@ -15,6 +15,7 @@ spent since the previous step (`llm_calls`, `cypher_queries`, `cypher_ms`).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -36,6 +37,10 @@ from metakg.replies import ConceptsReply, ask_json, concepts_schema
 from metakg.trace import EvidenceView, MatchView, render_evidence
 
 log = logging.getLogger(__name__)
+# The answer line of `answer_short.txt`, matched as the text methods match it
+# (textrag.reasoning): "… the answer is: X".
+_ANSWER_LINE = re.compile(r"\bthe\s+(?:final\s+)?answer\s+is\b\s*:?", re.IGNORECASE)
+_EDGE = " \t*_`\"'"
 NO_EVIDENCE = "No facts from the knowledge graph matched this question."
 
 
@@ -212,7 +217,27 @@ class KGMethod(QAMethod):
         text = reply.text.strip()
         ctx.trace.add("generate", text, prompt=template.name,
                       completion_tokens=reply.completion_tokens, **ctx.meter.take())
+        if name == "answer_short" and not _ANSWER_LINE.search(text) and (
+                reply.finish_reason == "length" or "\n" in text):
+            # reasoning without its answer line (a one-line reply is the answer itself)
+            text = self._force_answer(ctx, evidence, text)
         return text
+
+    def _force_answer(self, ctx: Context, evidence: str, reasoning: str) -> str:
+        """DRAGIN's fallback, as the text methods apply it (`textrag.reasoning.
+        forced_answer`): when the reasoning ran out of tokens before "So the answer is",
+        ask for the completion of that line (greedy, 20 tokens) and append it."""
+        messages = package_prompt(__file__, "answer_forced").render(
+            evidence=evidence, question=ctx.question.text, reasoning=reasoning or "(none)")
+        reply = self.model.chat(messages, GenerationParams(max_tokens=20))
+        text = reply.text.strip()
+        marks = list(_ANSWER_LINE.finditer(text))
+        rest = text[marks[-1].end():] if marks else text
+        line = next((ln for ln in rest.splitlines() if ln.strip(_EDGE)), "")
+        answer = line.strip(_EDGE).removesuffix(".").strip(_EDGE)
+        ctx.trace.add("answer", answer, forced=True, reply=reply.text,
+                      completion_tokens=reply.completion_tokens, **ctx.meter.take())
+        return f"{reasoning}\nSo the answer is: {answer}"
 
 
 def prompt_question(q: Question) -> str:

@@ -330,3 +330,18 @@ def test_browser_params_are_a_json_literal_whatever_the_names() -> None:
                                                            for t in triples]
     assert "\n" not in b.params  # one line, newlines escaped
     assert "$triples" in b.query and "$domain" in b.query and "//" not in b.query
+
+
+def test_reasoning_without_its_answer_line_gets_the_forced_completion() -> None:
+    """As the text methods do (DRAGIN's fallback): reasoning that stops before "So the
+    answer is" is completed by a 20-token call; a one-line reply is the answer itself."""
+    model = ScriptedModel([CONCEPTS_FOX, "Foxes dig dens.\nDens are in", "  a den.\n"])
+    pred = KGVanilla(model, backend(), "woods").answer(QUESTION)
+    assert pred.answer == "Foxes dig dens.\nDens are in\nSo the answer is: a den"
+    forced = only(pred, "answer")
+    assert forced["forced"] is True and pred.usage.llm_calls == 3
+    user = model.prompts[-1][-1].content
+    assert "Evidence 1: Fox is_a animal" in user and "Dens are in" in user
+    assert user.rstrip().endswith("So the answer is:")
+    done = ScriptedModel([CONCEPTS_FOX, "I think so.\nSo the answer is: den"])
+    assert KGVanilla(done, backend(), "woods").answer(QUESTION).usage.llm_calls == 2
