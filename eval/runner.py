@@ -121,7 +121,8 @@ def _working_prompts() -> list[tuple[str, bytes]]:
 
 
 def prompts_digest(files: Sequence[tuple[str, bytes]] | None = None) -> str:
-    """sha256 over every prompt template of every package (the pre-0.2 run identity)."""
+    """sha256 over every prompt template of every package: recorded in every run, and the
+    prompt identity of runs written before per-package digests."""
     return _digest(_working_prompts() if files is None else files)
 
 
@@ -299,8 +300,10 @@ def _adopt_prompt_digests(old: RunConfig, new: RunConfig, out: Path) -> None:
             log.warning("%s predates per-package prompt digests and its revision %r does "
                         "not reproduce its prompts digest: all prompts must be unchanged",
                         out, old.git_revision)
-            old.prompt_digests = {"*": old.prompts_digest}
-            new.prompt_digests = new.prompt_digests | {"*": new.prompts_digest}
+            # compared as "*"; if that matches, today's per-package digests hold for both
+            now = package_prompt_digests(method_packages([*old.methods, *new.methods]))
+            old.prompt_digests = {"*": old.prompts_digest} | now
+            new.prompt_digests = {"*": new.prompts_digest} | now
             return
     merged_old = new.prompt_digests | old.prompt_digests
     new.prompt_digests = old.prompt_digests | new.prompt_digests

@@ -15,13 +15,13 @@ spent since the previous step (`llm_calls`, `cypher_queries`, `cypher_ms`).
 from __future__ import annotations
 
 import logging
-import re
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from kgrag.answers import EDGE, extract_answer, has_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import Capabilities, ChatModel, GenerationParams
 from kgrag.method import Answer, QAMethod, Trace
@@ -37,10 +37,6 @@ from metakg.replies import ConceptsReply, ask_json, concepts_schema
 from metakg.trace import EvidenceView, MatchView, render_evidence
 
 log = logging.getLogger(__name__)
-# The answer line of `answer_short.txt`, matched as the text methods match it
-# (textrag.reasoning): "… the answer is: X".
-_ANSWER_LINE = re.compile(r"\bthe\s+(?:final\s+)?answer\s+is\b\s*:?", re.IGNORECASE)
-_EDGE = " \t*_`\"'"
 NO_EVIDENCE = "No facts from the knowledge graph matched this question."
 
 
@@ -217,7 +213,7 @@ class KGMethod(QAMethod):
         text = reply.text.strip()
         ctx.trace.add("generate", text, prompt=template.name,
                       completion_tokens=reply.completion_tokens, **ctx.meter.take())
-        if name == "answer_short" and not _ANSWER_LINE.search(text) and (
+        if name == "answer_short" and not has_answer(text) and (
                 reply.finish_reason == "length" or "\n" in text):
             # reasoning without its answer line (a one-line reply is the answer itself)
             text = self._force_answer(ctx, evidence, text)
@@ -231,10 +227,10 @@ class KGMethod(QAMethod):
             evidence=evidence, question=ctx.question.text, reasoning=reasoning or "(none)")
         reply = self.model.chat(messages, GenerationParams(max_tokens=20))
         text = reply.text.strip()
-        marks = list(_ANSWER_LINE.finditer(text))
-        rest = text[marks[-1].end():] if marks else text
-        line = next((ln for ln in rest.splitlines() if ln.strip(_EDGE)), "")
-        answer = line.strip(_EDGE).removesuffix(".").strip(_EDGE)
+        answer = extract_answer(text)
+        if answer is None:  # the bare completion of the line
+            line = next((ln for ln in text.splitlines() if ln.strip(EDGE)), "")
+            answer = line.strip(EDGE).removesuffix(".").strip(EDGE)
         ctx.trace.add("answer", answer, forced=True, reply=reply.text,
                       completion_tokens=reply.completion_tokens, **ctx.meter.take())
         return f"{reasoning}\nSo the answer is: {answer}"

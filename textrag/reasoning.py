@@ -13,16 +13,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kgrag.answers import ANSWER, EDGE, extract_answer, has_answer
 from kgrag.llm.base import ChatModel, GenerationParams
 from kgrag.method import Trace
 from kgrag.prompt import package_prompt
 from kgrag.types import Passage
 from textrag.retrieval import Retrieved, Retriever
 
-# DRAGIN/SeaKR: everything after the last "the answer is" (methods.md §1).
-_ANSWER = re.compile(r"\bthe\s+(?:final\s+)?answer\s+is\b\s*:?", re.IGNORECASE)
-_END_JUNK = re.compile(r"(?:</s>|<\|endoftext\|>|<\|im_end\|>)\s*$")
-_EDGE = " \t*_`\"'"
+# DRAGIN/SeaKR's answer line ("… the answer is: X") lives in kgrag.answers, shared with
+# the KG methods.
 # A sentence ends at . ! ? (and closing quotes/brackets) followed by whitespace or the end.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 _ABBREVIATIONS = frozenset({
@@ -33,26 +32,6 @@ _ABBREVIATIONS = frozenset({
 # "Thought:", "Answer 2:", "Step 1:", or a list marker ("1.", "2)", "-", "*") before a reply
 _LABEL = re.compile(r"^\s*(?:(?:thought|answer|reasoning|next thought|step)\s*\d*\s*:|\d{1,2}[.)]"
                     r"(?=\s)|[-*\u2022](?=\s))\s*", re.IGNORECASE)
-
-
-def extract_answer(text: str) -> str | None:
-    """The short answer after the last "the answer is", or None when there is none.
-
-    Only the line is cut and edge punctuation stripped; normalisation is eval's job.
-    """
-    marks = list(_ANSWER.finditer(text))
-    if not marks:
-        return None
-    rest = text[marks[-1].end():]
-    line = next((ln for ln in rest.splitlines() if ln.strip(_EDGE)), "")
-    answer = _END_JUNK.sub("", line).strip(_EDGE)
-    if answer.endswith(".") and not answer.endswith(".."):
-        answer = answer[:-1].rstrip(_EDGE)
-    return answer or None
-
-
-def has_answer(text: str) -> bool:
-    return _ANSWER.search(text) is not None
 
 
 def sentence_end(text: str, start: int = 0) -> int:
@@ -83,7 +62,7 @@ def first_sentence(text: str) -> str:
     """
     text = _LABEL.sub("", text.lstrip(), count=1)
     end = sentence_end(text)
-    mark = _ANSWER.search(text)
+    mark = ANSWER.search(text)
     if mark is not None and mark.start() < end:
         rest = text[mark.end():]
         skipped = len(rest) - len(rest.lstrip())
@@ -140,7 +119,7 @@ def forced_answer(model: ChatModel, question: str, reasoning: str, passages: Seq
     text = reply.text.strip()
     answer = extract_answer(text) if has_answer(text) else None
     if answer is None:
-        line = next((ln for ln in text.splitlines() if ln.strip(_EDGE)), "")
-        answer = line.strip(_EDGE).removesuffix(".").strip(_EDGE)
+        line = next((ln for ln in text.splitlines() if ln.strip(EDGE)), "")
+        answer = line.strip(EDGE).removesuffix(".").strip(EDGE)
     trace.add("answer", answer, forced=True, reply=reply.text)
     return answer

@@ -321,6 +321,11 @@ def test_a_run_from_before_package_digests_is_checked_against_git(
             run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
                      out=out, progress=False)
         assert "predates per-package prompt digests" in caplog.text
+        _prompts(monkeypatch, PROMPTS)  # unchanged prompts: accepted, per package from now on
+        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, progress=False)
+        assert sorted(json.loads((out / "config.json").read_text())["prompt_digests"]) == [
+            "*", "kgrag", "metakg"]
 
 
 def test_prompts_at_revision_reads_the_committed_templates() -> None:
