@@ -18,6 +18,7 @@ import numpy as np
 
 from kgrag.errors import ModelError
 from kgrag.llm.base import GenerationParams
+from kgrag.llm.prefix import KvPrefix, aligned_end
 
 
 @dataclass
@@ -38,31 +39,44 @@ def sample_parallel(
     params: GenerationParams,
     seed: int,
     top_logprobs: int = 0,
+    *,
+    kv: KvPrefix | None = None,
+    n_seq_max: int = 1,
 ) -> list[Sampled]:
-    """Generate n continuations of `prompt` (n = 1 gives a plain generation with logprobs)."""
+    """Generate n continuations of `prompt` (n = 1 gives a plain generation with logprobs).
+
+    With `kv`, the prompt's whole blocks that the cache already holds in sequence 0 are
+    reused (`kgrag.llm.prefix`); `n_seq_max` is the context's number of sequence ids."""
     ctx, vocab = llm.ctx, low.llama_model_get_vocab(llm.model)
     n_vocab = low.llama_vocab_n_tokens(vocab)
     if len(prompt) + params.max_tokens > llm.n_ctx():
         raise ModelError(f"prompt ({len(prompt)} tokens) + {params.max_tokens} new tokens "
                          f"exceed the context of {llm.n_ctx()}")
-    mem = low.llama_get_memory(ctx)
-    low.llama_memory_clear(mem, True)
+    kv = kv if kv is not None else KvPrefix()
+    prompt = list(prompt)
+    keep = kv.reusable(prompt)
+    spans = kv.spans(prompt, keep) + [(aligned_end(len(prompt), kv.block), len(prompt))]
+    kv.clear()
+    keep_prefix_cells(llm, keep, n, n_seq_max)
     rng = np.random.default_rng(seed)
-    batch = low.llama_batch_init(max(len(prompt), n), 0, n)
+    step = llm.n_batch
+    batch = low.llama_batch_init(max(min(len(prompt), step), n), 0, n)
     try:
-        # 1. the shared prompt, in chunks of n_batch; logits only for its last token
-        step = llm.n_batch
-        for start in range(0, len(prompt), step):
-            chunk = prompt[start : start + step]
+        # 1. the shared prompt, block by block (a block longer than n_batch in pieces);
+        # logits only for its last token
+        pieces = [(a, min(a + step, b)) for a0, b in spans for a in range(a0, b, step)]
+        for a, b in pieces:
+            chunk = prompt[a:b]
             batch.n_tokens = len(chunk)
             for i, tok in enumerate(chunk):
                 batch.token[i] = tok
-                batch.pos[i] = start + i
+                batch.pos[i] = a + i
                 batch.n_seq_id[i] = n
                 for s in range(n):
                     batch.seq_id[i][s] = s
-                batch.logits[i] = start + i == len(prompt) - 1
+                batch.logits[i] = a + i == len(prompt) - 1
             _decode(ctx, batch)
+        kv.hold(prompt)
         first = _logits(ctx, len(chunk) - 1, n_vocab)
         outs = [Sampled() for _ in range(n)]
         live = list(range(n))
@@ -93,11 +107,30 @@ def sample_parallel(
             _decode(ctx, batch)
             rows = {s: _logits(ctx, i, n_vocab) for i, s in enumerate(live)}
             pos += 1
+    except BaseException:
+        kv.clear()
+        low.llama_memory_clear(low.llama_get_memory(ctx), True)
+        raise
     finally:
         low.llama_batch_free(batch)
-        low.llama_memory_clear(mem, True)
-        llm.reset()
+        llm.reset()  # the high-level object's record; chat() sets its own from kv
     return outs
+
+
+def keep_prefix_cells(llm: llama_cpp.Llama, keep: int, n: int, n_seq_max: int) -> None:
+    """Keep the first `keep` prompt cells of sequence 0, give them to sequences 0..n-1, and
+    drop every other cell (a previous call's samples, its prompt tail): a call then finds
+    the cache laid out as a cold call would. (llama-cpp-python's own `eval` removes cells
+    of sequence 0 only, which would leave other sequences' samples behind.)"""
+    mem = low.llama_get_memory(llm.ctx)
+    if keep == 0:
+        low.llama_memory_clear(mem, True)
+        return
+    low.llama_memory_seq_rm(mem, -1, keep, -1)
+    for s in range(1, n_seq_max):
+        low.llama_memory_seq_rm(mem, s, -1, -1)
+    for s in range(1, n):
+        low.llama_memory_seq_cp(mem, 0, s, -1, -1)
 
 
 def _record(out: Sampled, logits: np.ndarray, tok: int, top: int) -> None:

@@ -193,6 +193,7 @@ def sample_with_eos_states(
             raise ModelError(f"prompt of {len(prompt)} tokens leaves no room in a context of "
                              f"{n_ctx}", hint="shorten the prompt or raise n_ctx")
         mem = low.llama_get_memory(llm.ctx)
+        model.kv.clear()  # this call lays out the cache its own way
         low.llama_memory_clear(mem, True)
         batch = low.llama_batch_init(max(min(len(prompt), llm.n_batch), len(seqs)), 0,
                                      len(seqs))

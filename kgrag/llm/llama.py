@@ -5,7 +5,9 @@ of one prompt decoded together as parallel sequences (one shared prompt, one bat
 decode per step), and hidden-state capture of a named layer through `cb_eval`.
 
 The model is not thread-safe: every call takes the instance lock, so one process can
-share one model between a CLI job and app sessions.
+share one model between a CLI job and app sessions. Chat and sampling calls reuse the
+whole 64-token blocks a prompt shares with the previous prompt (`kgrag.llm.prefix`), in a
+way that gives the same result whether or not the cache was warm.
 
 >>> m = LlamaCppModel(Path("qwen.gguf"), name="qwen2.5-coder-0.5b", n_layers=24)
 >>> m.hidden_state([Message("user", "Hi")], "Hello", layer=12).shape
@@ -38,6 +40,8 @@ from kgrag.llm.base import (
     TokenLogprob,
     UsageMeter,
 )
+from kgrag.llm.batched import keep_prefix_cells
+from kgrag.llm.prefix import KvPrefix
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +117,8 @@ class LlamaCppModel:
         self._lock = threading.RLock()
         self._tap = _LayerTap()
         self._max_parallel = max_parallel
+        self.kv = KvPrefix()
+        self._template_checked = False
         threads = n_threads or os.cpu_count() or 2
         start = time.perf_counter()
         try:
@@ -146,10 +152,19 @@ class LlamaCppModel:
         )
         if params.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        prompt = self.tokenize_chat(messages)
         with self._lock:
-            self.llm.reset()  # no prefix reuse: results must not depend on call history
             start = time.perf_counter()
-            reply: Any = self.llm.create_chat_completion(**kwargs)
+            try:
+                self._decode_blocks(prompt)
+                # llama-cpp-python's generate() reuses the cells whose tokens match its own
+                # record (input_ids[:n_tokens]) and decodes only the tail.
+                reply: Any = self.llm.create_chat_completion(**kwargs)
+            except BaseException:
+                self.kv.clear()
+                raise
+            if not self._template_checked:
+                self._check_template(prompt)
             seconds = time.perf_counter() - start
         choice = reply["choices"][0]
         g = Generation(
@@ -161,6 +176,30 @@ class LlamaCppModel:
         )
         self.usage.record(g)
         return g
+
+    def _decode_blocks(self, prompt: list[int]) -> None:
+        """Leave the prompt's whole aligned blocks in the cache, reusing those it shares
+        with the previous prompt (see `kgrag.llm.prefix`); the tail is the caller's."""
+        keep = self.kv.reusable(prompt)
+        spans = self.kv.spans(prompt, keep)
+        self.kv.clear()
+        llm = self.llm
+        keep_prefix_cells(llm, keep, 1, self._max_parallel)
+        llm.input_ids[:keep] = prompt[:keep]
+        llm.n_tokens = keep
+        for a, b in spans:
+            llm.eval(prompt[a:b])
+        self.kv.hold(prompt)
+
+    def _check_template(self, prompt: list[int]) -> None:
+        """Our chat tokens must be the ones llama-cpp-python's handler decoded, or the
+        blocks decoded ahead would not match and every prompt would be read twice."""
+        used = [int(t) for t in self.llm.input_ids[: len(prompt)]]
+        if used != prompt:
+            self.kv.block = 1 << 30  # no whole blocks: nothing decoded ahead or reused
+            log.warning("%s: the chat handler's prompt tokens differ from kgrag's chat "
+                        "template tokens; prompt-prefix reuse is off", self.name)
+        self._template_checked = True
 
     # ------------------------------------------------------------------ n samples, batched
     def sample(
@@ -182,7 +221,8 @@ class LlamaCppModel:
         seed = self.seed if params.seed is None else params.seed
         with self._lock:
             start = time.perf_counter()
-            seqs = sample_parallel(self.llm, prompt, n, params, seed, params.top_logprobs)
+            seqs = sample_parallel(self.llm, prompt, n, params, seed, params.top_logprobs,
+                                   kv=self.kv, n_seq_max=self._max_parallel)
             seconds = time.perf_counter() - start
         gens = []
         for seq in seqs:
@@ -215,6 +255,8 @@ class LlamaCppModel:
         if self.n_layers is not None and not 0 <= layer < self.n_layers:
             raise ModelError(f"{self.name} has layers 0–{self.n_layers - 1}; asked for {layer}")
         with self._lock:
+            self.kv.clear()
+            llama_low.llama_memory_clear(llama_low.llama_get_memory(self.llm.ctx), True)
             self.llm.reset()
             self._tap.wanted, self._tap.rows = f"{tensor}-{layer}".encode(), None
             rows: list[np.ndarray] = []

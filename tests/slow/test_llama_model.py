@@ -73,3 +73,46 @@ def test_chat_after_sampling_is_unaffected(model) -> None:
     before = model.chat(MSGS, params).text
     model.sample(MSGS, 3, GenerationParams(max_tokens=8, temperature=1.0, seed=1))
     assert model.chat(MSGS, params).text == before
+
+
+# Two prompts sharing a long system prompt (several 64-token blocks) but not their question.
+_SYSTEM = ("You extract knowledge triples. " + " ".join(
+    f"Rule {i}: keep entity names short, use the source's words, no pronouns." for i in range(12)))
+_A = [Message("system", _SYSTEM), Message("user", "Aspirin reduces fever.")]
+_B = [Message("system", _SYSTEM), Message("user", "Fever is a symptom of flu.")]
+
+
+def test_prefix_reuse_gives_the_cold_result(model, test_model_name: str) -> None:
+    """A prompt after another with the same system prompt reuses its whole blocks, and
+    every reply, log-probability and sample equals the one a fresh model gives."""
+    from kgrag.llm.llama import LlamaCppModel
+
+    fresh = LlamaCppModel(model.path, name=test_model_name, n_ctx=2048,
+                          n_layers=REGISTRY[test_model_name].n_layers)
+    greedy = GenerationParams(max_tokens=24, logprobs=True)
+    json_p = GenerationParams(max_tokens=60, json_schema=SCHEMA)
+    sampled = GenerationParams(max_tokens=10, temperature=1.0, seed=3, logprobs=True)
+    try:
+        cold = [fresh.chat(_B, json_p).text]
+        fresh.kv.clear()
+        cold_lp = fresh.chat(_B, greedy)
+        fresh.kv.clear()
+        cold_samples = fresh.sample(_B, 3, sampled)
+
+        model.chat(_A, json_p)
+        before = model.kv.reused
+        warm = [model.chat(_B, json_p).text]
+        assert model.kv.reused - before >= 128  # the shared system prompt was not re-read
+        model.chat(_A, greedy)
+        warm_lp = model.chat(_B, greedy)
+        model.sample(_A, 2, sampled)
+        warm_samples = model.sample(_B, 3, sampled)
+    finally:
+        fresh.close()
+    assert warm == cold
+    assert warm_lp.text == cold_lp.text
+    assert [t.logprob for t in warm_lp.logprobs or ()] == \
+        [t.logprob for t in cold_lp.logprobs or ()]  # bit-identical, not approximately
+    assert [g.text for g in warm_samples] == [g.text for g in cold_samples]
+    assert [[t.logprob for t in g.logprobs or ()] for g in warm_samples] == \
+        [[t.logprob for t in g.logprobs or ()] for g in cold_samples]
