@@ -66,6 +66,9 @@ class ModelSettings(BaseModel):
     n_threads: int | None = None  # None: all cores
     n_batch: int = 512
     seed: int = 42
+    # Reuse the whole blocks of this many tokens that a prompt shares with the previous
+    # one (kgrag.llm.prefix); 0 turns reuse off. Results are the same either way.
+    prefix_block: int = Field(default=64, ge=0)
     # OpenAI-compatible server (llama.cpp server, vLLM, Ollama) when backend == "openai"
     openai_base_url: str = "http://127.0.0.1:8080/v1"
     openai_api_key: str = "not-needed"

@@ -90,7 +90,8 @@ class Platform:
         spec = REGISTRY.get(m.chat)
         return LlamaCppModel(path, name=m.chat, n_ctx=m.n_ctx, n_threads=m.n_threads,
                              n_batch=m.n_batch, seed=m.seed,
-                             n_layers=spec.n_layers if spec else None)
+                             n_layers=spec.n_layers if spec else None,
+                             prefix_block=m.prefix_block)
 
     @cached_property
     def embedder(self) -> Embedder:

@@ -41,7 +41,7 @@ from kgrag.llm.base import (
     UsageMeter,
 )
 from kgrag.llm.batched import keep_prefix_cells
-from kgrag.llm.prefix import KvPrefix
+from kgrag.llm.prefix import NO_REUSE, KvPrefix
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,7 @@ class LlamaCppModel:
         seed: int = 42,
         n_layers: int | None = None,
         max_parallel: int = 32,
+        prefix_block: int = 64,
     ) -> None:
         if not path.is_file():
             raise ModelError(f"model file {path} does not exist",
@@ -117,7 +118,7 @@ class LlamaCppModel:
         self._lock = threading.RLock()
         self._tap = _LayerTap()
         self._max_parallel = max_parallel
-        self.kv = KvPrefix()
+        self.kv = KvPrefix(prefix_block or NO_REUSE)
         self._template_checked = False
         threads = n_threads or os.cpu_count() or 2
         start = time.perf_counter()
@@ -196,7 +197,7 @@ class LlamaCppModel:
         blocks decoded ahead would not match and every prompt would be read twice."""
         used = [int(t) for t in self.llm.input_ids[: len(prompt)]]
         if used != prompt:
-            self.kv.block = 1 << 30  # no whole blocks: nothing decoded ahead or reused
+            self.kv.block = NO_REUSE
             log.warning("%s: the chat handler's prompt tokens differ from kgrag's chat "
                         "template tokens; prompt-prefix reuse is off", self.name)
         self._template_checked = True
