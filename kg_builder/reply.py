@@ -8,6 +8,11 @@ slots, and named fields let the schema constrain each slot separately (an enum f
 the kind and the record number, a length cap for names). Under constrained decoding
 the keys are forced tokens, so they cost time but never cause errors.
 
+`n` stays even when a prompt holds one record: dropping it there (measured with
+`kgrag bench extract --domain commonsense --records 12 --threads 2`) left records/min
+about the same (5.20 vs 5.05) but gave 33 triples instead of 36, 15 rejected instead
+of 2, and more reply tokens (1,341 vs 1,299).
+
 >>> parse_reply('{"triples": [{"n": 1, "h": "fox", "r": "lives in", "t": "forest",'
 ...             ' "k": "spatial"}]}').items[0].t
 'forest'
