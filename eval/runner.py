@@ -208,8 +208,11 @@ def _seakr_methods(methods: Sequence[str]) -> list[str]:
     return sorted(m for m in methods if m.split("-")[0] == "seakr")
 
 
-def done_pairs(path: Path) -> set[tuple[str, str]]:
-    """(method, question id) pairs already in predictions.jsonl (a torn last line is ignored)."""
+def done_pairs(path: Path, redo_errors: bool = False) -> set[tuple[str, str]]:
+    """(method, question id) pairs already in predictions.jsonl (a torn last line is ignored).
+
+    With `redo_errors`, a pair whose last line carries an error (a crash, a model that
+    failed to load) counts as not done; the new line then wins when the run is read."""
     done: set[tuple[str, str]] = set()
     if not path.is_file():
         return done
@@ -220,7 +223,11 @@ def done_pairs(path: Path) -> set[tuple[str, str]]:
             except (json.JSONDecodeError, KeyError):
                 log.warning("%s:%d is not a complete prediction; it will be redone", path, n)
                 continue
-            done.add((pred["method"], pred["question_id"]))
+            pair = (pred["method"], pred["question_id"])
+            if redo_errors and pred.get("error"):
+                done.discard(pair)
+            else:
+                done.add(pair)
     return done
 
 
@@ -340,15 +347,16 @@ def writer_lock(out: Path) -> Iterator[None]:
 
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
              out: Path, domain: str | None = None, force: bool = False,
-             progress: bool = True) -> Path:
+             progress: bool = True, redo_errors: bool = False) -> Path:
     """Answer the first `n` questions of `dataset` with each method into `out`."""
     with writer_lock(out):
         return _run_eval(p, dataset, methods, n=n, out=out, domain=domain, force=force,
-                         progress=progress)
+                         progress=progress, redo_errors=redo_errors)
 
 
 def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
-              out: Path, domain: str | None, force: bool, progress: bool) -> Path:
+              out: Path, domain: str | None, force: bool, progress: bool,
+              redo_errors: bool = False) -> Path:
     loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
     if not loaded.questions:
         raise KgragError(f"dataset {dataset!r} has no questions")
@@ -359,7 +367,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
                                if pr.skipped]
     prepare_run(out, config, force)
     predictions = out / "predictions.jsonl"
-    done = done_pairs(predictions)
+    done = done_pairs(predictions, redo_errors)
     for name in methods:
         method = p.method(name, domain)
         todo = [q for q in questions if (name, q.id) not in done]

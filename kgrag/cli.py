@@ -300,6 +300,8 @@ def eval_(
     domain: Annotated[str | None, typer.Option(help="Graph for KG methods.")] = None,
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
     force: Annotated[bool, typer.Option(help="Write into a run of another config.")] = False,
+    redo_errors: Annotated[bool, typer.Option(
+        help="Answer again the questions whose last answer is an error.")] = False,
 ) -> None:
     """Answer a dataset's questions with each method into a resumable run directory."""
     from eval.runner import run_eval
@@ -307,7 +309,8 @@ def eval_(
     names = [m.strip() for m in methods.split(",") if m.strip()]
     p = _platform(model)
     run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
-    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force)
+    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
+             redo_errors=redo_errors)
     console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
                   f"score with `kgrag score {run_dir}`")
 

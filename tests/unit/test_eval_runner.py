@@ -361,3 +361,13 @@ def test_same_questions_scores_every_method_on_the_first_k(tmp_path: Path, datas
     assert "| llm | +2 (0.500) | · |" in text and "| cot | · | -2 (0.500) |" in text
     with pytest.raises(KgragError, match="only 4 questions"):
         score_run(out, same=5)
+
+
+def test_redo_errors_answers_crashed_questions_again(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    rows = [("llm", "q0", None), ("llm", "q1", "AttributeError: boom"), ("llm", "q2", "x"),
+            ("llm", "q2", None)]  # q2 crashed, then was answered: the last line wins
+    path.write_text("".join(json.dumps({"prediction": {
+        "method": m, "question_id": q, "error": e}}) + "\n" for m, q, e in rows))
+    assert done_pairs(path) == {("llm", "q0"), ("llm", "q1"), ("llm", "q2")}
+    assert done_pairs(path, redo_errors=True) == {("llm", "q0"), ("llm", "q2")}
