@@ -53,6 +53,7 @@ class ExtractBenchRow(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     batch_size: int
+    parallel: int = 1  # prompts decoded together
     records: int  # chunks, as in `kgrag build --status`
     prompts: int  # batches sent (first attempts)
     llm_calls: int  # prompts + retries
@@ -107,8 +108,10 @@ class ExtractBenchReport(BaseModel):
     rows: list[ExtractBenchRow]
 
 
-def parse_batch_sizes(text: str | None, default: int) -> list[int]:
-    """`"1,4"` → `[1, 4]`; None → `[default]`. Each size must be one `ExtractConfig` takes."""
+def parse_batch_sizes(text: str | None, default: int, option: str = "--batch-size"
+                      ) -> list[int]:
+    """`"1,4"` → `[1, 4]`; None → `[default]`. Each size must be one `ExtractConfig` takes
+    (1 to 16, for `--batch-size` and `--parallel` alike)."""
     if text is None:
         return [default]
     sizes: list[int] = []
@@ -116,10 +119,10 @@ def parse_batch_sizes(text: str | None, default: int) -> list[int]:
         try:
             size = int(part.strip())
         except ValueError:
-            raise KgragError(f"bad --batch-size {text!r}", hint="write sizes as 1 or 1,4"
+            raise KgragError(f"bad {option} {text!r}", hint="write sizes as 1 or 1,4"
                              ) from None
         if not 1 <= size <= 16:
-            raise KgragError(f"--batch-size {size} is out of range", hint="use 1 to 16")
+            raise KgragError(f"{option} {size} is out of range", hint="use 1 to 16")
         if size not in sizes:
             sizes.append(size)
     return sizes
@@ -137,15 +140,19 @@ def bench_selection(p: Platform, domain: str, sources: Sequence[Path] | None,
 
 
 def run_extract_bench(model: ChatModel, domain: str, chunks: Sequence[Chunk],
-                      batch_sizes: Sequence[int], *, config: ExtractConfig | None = None,
-                      spec: DomainSpec | None = None, progress: bool = True
-                      ) -> list[ExtractBenchRow]:
-    """Extract `chunks` once per batch size (other settings from `config`); one row each."""
+                      batch_sizes: Sequence[int], *, parallel: Sequence[int] = (),
+                      config: ExtractConfig | None = None, spec: DomainSpec | None = None,
+                      progress: bool = True) -> list[ExtractBenchRow]:
+    """Extract `chunks` once per batch size and parallel-prompt count (other settings from
+    `config`; no `parallel`: the config's); one row each."""
     base = config or ExtractConfig()
     rows = []
     for size in batch_sizes:
-        cfg = ExtractConfig.model_validate({**base.model_dump(), "batch_size": size})
-        rows.append(_measure(TripleExtractor(model, domain, cfg, spec=spec), chunks, progress))
+        for par in parallel or [base.parallel]:
+            cfg = ExtractConfig.model_validate({**base.model_dump(), "batch_size": size,
+                                                "parallel": par})
+            rows.append(_measure(TripleExtractor(model, domain, cfg, spec=spec), chunks,
+                                 progress))
     return rows
 
 
@@ -155,12 +162,13 @@ def _measure(extractor: TripleExtractor, chunks: Sequence[Chunk],
     at_position: list[int] = []  # records seen at batch position i
     with_triples_at: list[int] = []  # of them, records with ≥ 1 triple
     prompts = 0
-    bar = tqdm(total=len(chunks), unit="record", desc=f"batch size {extractor.config.batch_size}",
+    cfg = extractor.config
+    bar = tqdm(total=len(chunks), unit="record",
+               desc=f"batch size {cfg.batch_size}, parallel {cfg.parallel}",
                disable=not progress, dynamic_ncols=True)
     start = time.perf_counter()
     try:
-        for batch in extractor.batches(chunks):
-            result = extractor.extract_batch(batch)
+        for batch, result in extractor.stream(chunks, on_reply=bar.update):
             prompts += 1
             for i, chunk in enumerate(batch):
                 if i == len(at_position):
@@ -169,14 +177,14 @@ def _measure(extractor: TripleExtractor, chunks: Sequence[Chunk],
                 at_position[i] += 1
                 with_triples_at[i] += bool(result.triples.get(chunk.id))
             total.add(result)
-            bar.update(len(batch))
             bar.set_postfix(triples=total.stats.triples, retries=total.stats.retries)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
     s = total.stats
     return ExtractBenchRow(
-        batch_size=extractor.config.batch_size, records=len(chunks), prompts=prompts,
+        batch_size=extractor.config.batch_size, parallel=extractor.config.parallel,
+        records=len(chunks), prompts=prompts,
         llm_calls=s.calls, seconds=seconds, triples=s.triples,
         records_with_triples=sum(with_triples_at),
         with_triples_by_position=[w / n for w, n in zip(with_triples_at, at_position,
@@ -191,12 +199,12 @@ def print_report(report: ExtractBenchReport, console: Console) -> None:
     load = "/".join(f"{x:.1f}" for x in report.load_average)
     console.print(f"{report.domain}: {report.selection}; model {report.model}, threads "
                   f"{report.threads or 'all'}, load average {load} at the start")
-    table = Table("batch size", "records", "prompts", "rec/min", "triples/rec",
+    table = Table("batch size", "parallel", "records", "prompts", "rec/min", "triples/rec",
                   "with ≥1 triple", "by position", "retries (rate)", "failed (rate)",
                   "tokens prompt+gen")
     for r in report.rows:
         positions = " ".join(f"{100 * p:.0f}%" for p in r.with_triples_by_position)
-        table.add_row(str(r.batch_size), str(r.records), str(r.prompts),
+        table.add_row(str(r.batch_size), str(r.parallel), str(r.records), str(r.prompts),
                       f"{r.records_per_minute:.1f}", f"{r.triples_per_record:.2f}",
                       f"{r.records_with_triples} ({100 * r.share_with_triples:.0f}%)",
                       positions, f"{r.retries} ({100 * r.retry_rate:.1f}%)",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,7 +40,15 @@ from kg_builder.domains import DomainSpec, domain_spec
 from kg_builder.normalize import clean_name, entity_key, only_function_words, relation_text
 from kg_builder.reply import ParsedReply, ReplyError, TripleItem, extraction_schema, parse_reply
 from kg_builder.sources import Chunk
-from kgrag.llm.base import Capabilities, ChatModel, Generation, GenerationParams, Message, require
+from kgrag.llm.base import (
+    Capabilities,
+    ChatModel,
+    Generation,
+    GenerationParams,
+    Message,
+    chat_many,
+    require,
+)
 from kgrag.prompt import PromptTemplate, package_prompt
 
 log = logging.getLogger(__name__)
@@ -55,6 +63,10 @@ class ExtractConfig(BaseModel):
     # record and leaves about 40% of the others empty (`kgrag bench extract --batch-size
     # 1,2,4`, README "Measured figures"), for no more triples per minute.
     batch_size: int = Field(default=1, ge=1, le=16)
+    # Prompts answered together as parallel llama.cpp sequences (`kgrag.llm.many`;
+    # other backends answer them one by one). Decoding is compute-bound on 2 cores, so
+    # more sequences help less and less: `kgrag bench extract --parallel 1,4,6,8`.
+    parallel: int = Field(default=6, ge=1, le=16)
     batch_record_chars: int = Field(default=600, ge=0)  # longer records go alone
     batch_chars: int = Field(default=2400, ge=1)  # total record text per batched prompt
     max_triples_per_record: int = Field(default=12, ge=1, le=64)
@@ -204,11 +216,54 @@ class TripleExtractor:
 
     # ------------------------------------------------------------------ extraction
     def extract(self, chunks: Iterable[Chunk]) -> ExtractionResult:
-        """All chunks, batch by batch (use `batches` + `extract_batch` to stream)."""
+        """All chunks (use `stream` to handle each batch as it is done)."""
         result = ExtractionResult()
-        for batch in self.batches(chunks):
-            result.add(self.extract_batch(batch))
+        for _, part in self.stream(chunks):
+            result.add(part)
         return result
+
+    def stream(self, chunks: Iterable[Chunk], on_reply: Callable[[int], None] | None = None
+               ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
+        """(batch, result) pairs in order. Batches go to the model `2 × parallel` at a
+        time, so a group costs about two replies of wall time; `on_reply(records)` is
+        called as each first reply arrives (for progress bars)."""
+        group: list[list[Chunk]] = []
+        for batch in self.batches(chunks):
+            group.append(batch)
+            if len(group) >= 2 * self.config.parallel:
+                yield from self.extract_batches(group, on_reply)
+                group = []
+        if group:
+            yield from self.extract_batches(group, on_reply)
+
+    def extract_batches(self, batches: Sequence[list[Chunk]],
+                        on_reply: Callable[[int], None] | None = None
+                        ) -> list[tuple[list[Chunk], ExtractionResult]]:
+        """First replies for all `batches` together (same record count → same call),
+        then each one's retry, if it needs one, alone."""
+        out: dict[int, ExtractionResult] = {}
+        by_size: dict[int, list[int]] = {}
+        for i, batch in enumerate(batches):
+            if batch:
+                by_size.setdefault(len(batch), []).append(i)
+            else:
+                out[i] = ExtractionResult()
+        for size, indices in by_size.items():
+            convs = [self.messages(batches[i]) for i in indices]
+
+            def done(j: int, _reply: Generation, indices: list[int] = indices) -> None:
+                if on_reply is not None:
+                    on_reply(len(batches[indices[j]]))
+
+            start = time.perf_counter()
+            replies = chat_many(self.model, convs, self._params(size, retry=False),
+                                parallel=self.config.parallel, on_done=done)
+            share = (time.perf_counter() - start) / len(replies)
+            for i, conv, reply in zip(indices, convs, replies, strict=True):
+                result = ExtractionResult()
+                self._count(reply, share, result.stats)
+                out[i] = self._finish(batches[i], conv, reply, result)
+        return [(batch, out[i]) for i, batch in enumerate(batches)]
 
     def extract_batch(self, batch: Sequence[Chunk]) -> ExtractionResult:
         """One prompt (plus at most one retry) for the records of `batch`."""
@@ -217,6 +272,11 @@ class TripleExtractor:
         result = ExtractionResult()
         messages = self.messages(batch)
         reply = self._call(messages, self._params(len(batch), retry=False), result.stats)
+        return self._finish(batch, messages, reply, result)
+
+    def _finish(self, batch: Sequence[Chunk], messages: list[Message], reply: Generation,
+                result: ExtractionResult) -> ExtractionResult:
+        """Parse the first reply; retry once if it is unusable (module docstring)."""
         try:
             parsed, confidence = parse_reply(reply.text), 1.0
         except ReplyError as first:
@@ -237,11 +297,15 @@ class TripleExtractor:
               stats: ExtractStats) -> Generation:
         start = time.perf_counter()
         reply = self.model.chat(messages, params)
-        stats.seconds += time.perf_counter() - start
+        self._count(reply, time.perf_counter() - start, stats)
+        return reply
+
+    @staticmethod
+    def _count(reply: Generation, seconds: float, stats: ExtractStats) -> None:
+        stats.seconds += seconds
         stats.calls += 1
         stats.prompt_tokens += reply.prompt_tokens
         stats.completion_tokens += reply.completion_tokens
-        return reply
 
     def _params(self, records: int, *, retry: bool) -> GenerationParams:
         cfg = self.config

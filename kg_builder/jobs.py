@@ -150,12 +150,10 @@ class BuildJob:
         bar = tqdm(total=len(self.chunks), initial=len(self.chunks) - len(todo), unit="chunk",
                    desc=f"build {self.domain}", disable=not progress, dynamic_ncols=True)
         try:
-            for batch in self.extractor.batches(todo):
-                result = self.extractor.extract_batch(batch)
+            for batch, result in self.extractor.stream(todo, on_reply=bar.update):
                 self._append(batch, result)
                 self._account(result)
                 self._write(batch, result)
-                bar.update(len(batch))
                 bar.set_postfix(triples=self.record.triples, failed=self.record.records_failed)
                 self._save()
         except (KeyboardInterrupt, Neo4jUnavailable):

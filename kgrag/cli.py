@@ -255,13 +255,16 @@ def bench_extract(
     batch_size: Annotated[str | None, typer.Option(
         help="Records per prompt; a comma list (1,4) compares sizes on the same records. "
              "Default: the build's (1).")] = None,
+    parallel: Annotated[str | None, typer.Option(
+        help="Prompts decoded together (llama.cpp); a comma list (1,4,6) compares them. "
+             "Default: the build's (6).")] = None,
     source: Annotated[list[Path] | None, typer.Option(
         help="Your own .jsonl/.md/.txt file(s), as for `kgrag build`.")] = None,
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="llama.cpp threads.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Extraction speed and yield per batch size; writes nothing (no graph, no job)."""
+    """Extraction speed and yield per batch size and parallel prompts; writes nothing."""
     import os
 
     from kg_builder.bench_extract import (
@@ -274,12 +277,13 @@ def bench_extract(
     from kg_builder.extract import ExtractConfig
 
     sizes = parse_batch_sizes(batch_size, ExtractConfig().batch_size)
+    parallels = parse_batch_sizes(parallel, ExtractConfig().parallel, "--parallel")
     p = _platform(model, threads)
     chunks, selection = bench_selection(p, domain, source, records)
     load = os.getloadavg()
     with err.status(f"Loading {p.settings.model.chat}…"):
         chat = p.chat_model  # loaded before the clock starts
-    rows = run_extract_bench(chat, domain, chunks, sizes)
+    rows = run_extract_bench(chat, domain, chunks, sizes, parallel=parallels)
     report = ExtractBenchReport(domain=domain, model=p.settings.model.chat,
                                 threads=p.settings.model.n_threads, selection=selection,
                                 record_ids=[c.id for c in chunks], load_average=load, rows=rows)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import llama_cpp
 import llama_cpp.llama_cpp as llama_low
 import numpy as np
 from llama_cpp._ggml import libggml
+from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from kgrag.errors import ModelError
 from kgrag.llm.base import (
@@ -40,7 +42,7 @@ from kgrag.llm.base import (
     TokenLogprob,
     UsageMeter,
 )
-from kgrag.llm.batched import keep_prefix_cells
+from kgrag.llm.batched import Sampled, keep_prefix_cells
 from kgrag.llm.prefix import NO_REUSE, KvPrefix
 
 log = logging.getLogger(__name__)
@@ -225,22 +227,59 @@ class LlamaCppModel:
             seqs = sample_parallel(self.llm, prompt, n, params, seed, params.top_logprobs,
                                    kv=self.kv, n_seq_max=self._max_parallel)
             seconds = time.perf_counter() - start
-        gens = []
-        for seq in seqs:
-            lps = None
-            if params.logprobs:
-                lps = tuple(
-                    TokenLogprob(self.detokenize([t]), lp,
-                                 tuple((self.detokenize([a]), alp) for a, alp in alts))
-                    for t, lp, alts in zip(seq.tokens, seq.logprobs,
-                                           seq.top or [()] * len(seq.tokens), strict=True)
-                )
-            gens.append(Generation(self.detokenize(seq.tokens), len(prompt), len(seq.tokens),
-                                   seq.finish, lps, seconds / n))
+        gens = [self._generation(seq, len(prompt), params, seconds / n) for seq in seqs]
         self.usage.record(gens[0])
         for g in gens[1:]:  # one call, all tokens
             self.usage.completion_tokens += g.completion_tokens
         return gens
+
+    # ------------------------------------------------------------------ several prompts
+    def chat_many(
+        self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
+        parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
+        """One reply per conversation, up to `parallel` decoded together
+        (`kgrag.llm.many`); `on_done(i, reply)` as each finishes. JSON-schema replies
+        use one grammar sampler per sequence."""
+        from kgrag.llm.many import generate_many
+
+        if params.logprobs and params.json_schema is not None:
+            raise ModelError("constrained JSON with logprobs is not supported together")
+        if not conversations:
+            return []
+        prompts = [self.tokenize_chat(m) for m in conversations]
+        gbnf = None
+        if params.json_schema is not None:
+            gbnf = json_schema_to_gbnf(json.dumps(params.json_schema))
+        seed = self.seed if params.seed is None else params.seed
+        replies: list[Generation | None] = [None] * len(prompts)
+        start = time.perf_counter()
+
+        def done(i: int, seq: Sampled) -> None:
+            g = self._generation(seq, len(prompts[i]), params, time.perf_counter() - start)
+            replies[i] = g
+            self.usage.record(g)
+            if on_done is not None:
+                on_done(i, g)
+
+        with self._lock:
+            generate_many(self.llm, prompts, params, slots=min(parallel, len(prompts)),
+                          kv=self.kv, n_seq_max=self._max_parallel, seed=seed,
+                          grammar=gbnf, on_done=done)
+        return [r for r in replies if r is not None]
+
+    def _generation(self, seq: Sampled, prompt_tokens: int, params: GenerationParams,
+                    seconds: float) -> Generation:
+        lps = None
+        if params.logprobs:
+            lps = tuple(
+                TokenLogprob(self.detokenize([t]), lp,
+                             tuple((self.detokenize([a]), alp) for a, alp in alts))
+                for t, lp, alts in zip(seq.tokens, seq.logprobs,
+                                       seq.top or [()] * len(seq.tokens), strict=True)
+            )
+        return Generation(self.detokenize(seq.tokens), prompt_tokens, len(seq.tokens),
+                          seq.finish, lps, seconds)
 
     # ------------------------------------------------------------------ hidden states
     def hidden_state(

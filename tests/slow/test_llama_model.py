@@ -116,3 +116,33 @@ def test_prefix_reuse_gives_the_cold_result(model, test_model_name: str) -> None
     assert [g.text for g in warm_samples] == [g.text for g in cold_samples]
     assert [[t.logprob for t in g.logprobs or ()] for g in warm_samples] == \
         [[t.logprob for t in g.logprobs or ()] for g in cold_samples]
+
+
+_C = [Message("system", _SYSTEM), Message("user", "Influenza is caused by a virus.")]
+_D = [Message("system", _SYSTEM), Message("user", "Paracetamol also lowers fever.")]
+
+
+def test_chat_many_constrained_replies_are_valid_and_reproducible(model) -> None:
+    """Four prompts, two decoded at a time with a grammar sampler each: every reply
+    parses, arrives through `on_done`, and a second run (warm cache, same schedule)
+    gives the same replies; a context too small for all at once still answers all."""
+    params = GenerationParams(max_tokens=60, json_schema=SCHEMA)
+    before = model.chat(_A, params).text
+    seen: list[int] = []
+    first = model.chat_many([_A, _B, _C, _D], params, parallel=2,
+                            on_done=lambda i, _g: seen.append(i))
+    assert sorted(seen) == [0, 1, 2, 3]
+    for g in first:
+        data = json.loads(g.text)
+        assert isinstance(data["triples"], list) and g.finish_reason == "stop"
+    again = model.chat_many([_A, _B, _C, _D], params, parallel=2)
+    assert [g.text for g in again] == [g.text for g in first]
+    assert model.chat_many([], params) == []
+    # a prompt's tail + max_tokens is reserved: with over half of the 2,048 cells per
+    # prompt only one fits at a time, yet both are answered (one after the other)
+    big = GenerationParams(max_tokens=2048 - 150 - len(model.tokenize_chat(_A)) // 2,
+                           json_schema=SCHEMA)
+    waves = model.chat_many([_A, _B], big, parallel=2)
+    assert all(json.loads(g.text)["triples"] is not None for g in waves)
+    # ordinary chat after chat_many: the same reply as before it
+    assert model.chat(_A, params).text == before

@@ -98,10 +98,11 @@ def test_resample_policy_resends_the_same_prompt_warmer() -> None:
 
 def test_malformed_twice_records_the_failure_and_moves_on() -> None:
     bad = "I cannot help with that. " * 100
-    model = RecordingModel([bad, '{"facts": []}', reply(item("dog", "chases", "cat", n=1))])
+    # a group's first replies come first (q1, q2), then the retry of q1
+    model = RecordingModel([bad, reply(item("dog", "chases", "cat", n=1)), '{"facts": []}'])
     config = ExtractConfig(batch_size=1, raw_reply_chars=50)
     result = TripleExtractor(model, "commonsense", config).extract([chunk(1), chunk(2)])
-    assert model.remaining == 0  # exactly one retry for the bad record, then the next record
+    assert model.remaining == 0  # exactly one retry for the bad record
     [failure] = result.failures
     assert failure.record_ids == ("commonsense:src:q1",) and failure.attempts == 2
     assert len(failure.raw_reply) == len('{"facts": []}')
@@ -274,3 +275,63 @@ def test_names_normalise_to_display_and_key(raw: str, display: str, key: str) ->
 def test_relation_text_and_content_words() -> None:
     assert relation_text("  Is LOCATED\nin. ") == "is located in"
     assert content_words("The foxes of Paris") == {"fox", "paris"}
+
+
+# ------------------------------------------------------------------ parallel prompts
+class ManyModel(RecordingModel):
+    """A scripted backend that also answers several prompts in one call (as llama.cpp
+    does with parallel sequences), recording each call's prompt count and `parallel`."""
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        super().__init__(replies)
+        self.many_calls: list[tuple[int, int]] = []
+
+    def chat_many(self, conversations, params, *, parallel=1, on_done=None):
+        self.many_calls.append((len(conversations), parallel))
+        out = []
+        for i, conv in enumerate(conversations):
+            g = self.chat(conv, params)
+            out.append(g)
+            if on_done is not None:
+                on_done(i, g)
+        return out
+
+
+def test_stream_sends_two_times_parallel_batches_per_call_and_keeps_order() -> None:
+    model = ManyModel([reply(item(f"h{i}", "r", f"t{i}")) for i in range(5)])
+    ticks: list[int] = []
+    ex = TripleExtractor(model, "commonsense", ExtractConfig(parallel=2))
+    out = list(ex.stream([chunk(i) for i in range(5)], on_reply=ticks.append))
+    assert model.many_calls == [(4, 2), (1, 2)]  # groups of 2 × parallel prompts
+    assert ticks == [1] * 5  # one progress tick per reply, as it arrives
+    assert [b[0].id for b, _ in out] == [f"commonsense:src:q{i}" for i in range(5)]
+    assert [keys(r.triples[b[0].id]) for b, r in out] == [
+        [(f"h{i}", "r", f"t{i}")] for i in range(5)]
+    assert sum(r.stats.calls for _, r in out) == 5
+
+
+def test_batches_of_different_sizes_go_to_separate_calls() -> None:
+    """A long record is batched alone: its prompt has another schema and token budget,
+    so it goes in its own call; results still come back in the batches' order."""
+    long_text = "Question: " + "word " * 200 + "?\nAnswer: a"
+    records = [chunk(1), chunk(2, long_text), chunk(3)]
+    model = ManyModel([reply(item("x", "r", "y")),
+                       reply(item("fox", "r", "den"), item("c", "r", "d", n=2))])
+    ex = TripleExtractor(model, "commonsense", ExtractConfig(batch_size=2, parallel=4))
+    out = list(ex.stream(records))
+    assert [len(b) for b, _ in out] == [1, 2]  # the long one first, then the pair
+    [(_, alone), (_, pair)] = out
+    assert keys(alone.triples["commonsense:src:q2"]) == [("x", "r", "y")]
+    assert keys(pair.triples["commonsense:src:q3"]) == [("c", "r", "d")]
+    assert sorted(model.many_calls) == [(1, 4), (1, 4)]
+    assert {p.max_tokens for p in model.params} == {640, 1280}
+
+
+def test_a_backend_without_chat_many_is_asked_one_by_one() -> None:
+    model = RecordingModel([reply(item("fox", "r", "den")), reply(item("c", "r", "d"))])
+    ticks: list[int] = []
+    out = list(TripleExtractor(model, "commonsense", ExtractConfig(parallel=8)).stream(
+        [chunk(1), chunk(2)], on_reply=ticks.append))
+    assert ticks == [1, 1] and model.remaining == 0
+    assert [keys(r.triples[b[0].id]) for b, r in out] == [[("fox", "r", "den")],
+                                                          [("c", "r", "d")]]

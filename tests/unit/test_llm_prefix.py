@@ -43,3 +43,12 @@ def test_no_reuse_decodes_nothing_ahead() -> None:
     assert kv.spans(prompt, 0) == []
     kv.hold(prompt)
     assert kv.reusable(prompt) == 0
+
+
+def test_common_prefix_leaves_every_prompt_a_token() -> None:
+    from kgrag.llm.many import common_prefix
+
+    assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == 2
+    assert common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # identical: the last token stays
+    assert common_prefix([[7], [7, 8]]) == 0
+    assert common_prefix([[1, 2], [3, 4]]) == 0
