@@ -224,9 +224,9 @@ class TripleExtractor:
 
     def stream(self, chunks: Iterable[Chunk], on_reply: Callable[[int], None] | None = None
                ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
-        """(batch, result) pairs in order. Batches go to the model `2 × parallel` at a
-        time, so a group costs about two replies of wall time; `on_reply(records)` is
-        called as each first reply arrives (for progress bars)."""
+        """(batch, result) pairs as they are done. Batches go to the model `2 × parallel`
+        at a time, so a group costs about two replies of wall time; `on_reply(records)`
+        is called as each first reply arrives (for progress bars)."""
         group: list[list[Chunk]] = []
         for batch in self.batches(chunks):
             group.append(batch)
@@ -238,32 +238,55 @@ class TripleExtractor:
 
     def extract_batches(self, batches: Sequence[list[Chunk]],
                         on_reply: Callable[[int], None] | None = None
-                        ) -> list[tuple[list[Chunk], ExtractionResult]]:
+                        ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
         """First replies for all `batches` together (same record count → same call),
-        then each one's retry, if it needs one, alone."""
-        out: dict[int, ExtractionResult] = {}
+        then each one's retry, if it needs one, alone. If the call stops part-way (an
+        interrupt, a backend error), the batches whose reply had arrived and parses are
+        still yielded before the error goes on, so a job keeps them."""
         by_size: dict[int, list[int]] = {}
         for i, batch in enumerate(batches):
             if batch:
                 by_size.setdefault(len(batch), []).append(i)
             else:
-                out[i] = ExtractionResult()
+                yield batch, ExtractionResult()
         for size, indices in by_size.items():
             convs = [self.messages(batches[i]) for i in indices]
+            arrived: dict[int, Generation] = {}
 
-            def done(j: int, _reply: Generation, indices: list[int] = indices) -> None:
+            def done(j: int, reply: Generation, indices: list[int] = indices,
+                     arrived: dict[int, Generation] = arrived) -> None:
+                arrived[j] = reply
                 if on_reply is not None:
                     on_reply(len(batches[indices[j]]))
 
             start = time.perf_counter()
-            replies = chat_many(self.model, convs, self._params(size, retry=False),
-                                parallel=self.config.parallel, on_done=done)
+            try:
+                replies = chat_many(self.model, convs, self._params(size, retry=False),
+                                    parallel=self.config.parallel, on_done=done)
+            except BaseException:
+                share = (time.perf_counter() - start) / max(len(arrived), 1)
+                for j in sorted(arrived):
+                    kept = self._first_reply_only(batches[indices[j]], arrived[j], share)
+                    if kept is not None:
+                        yield batches[indices[j]], kept
+                raise
             share = (time.perf_counter() - start) / len(replies)
             for i, conv, reply in zip(indices, convs, replies, strict=True):
                 result = ExtractionResult()
                 self._count(reply, share, result.stats)
-                out[i] = self._finish(batches[i], conv, reply, result)
-        return [(batch, out[i]) for i, batch in enumerate(batches)]
+                yield batches[i], self._finish(batches[i], conv, reply, result)
+
+    def _first_reply_only(self, batch: Sequence[Chunk], reply: Generation,
+                          seconds: float) -> ExtractionResult | None:
+        """The result of a usable first reply, without a retry (None if unusable)."""
+        result = ExtractionResult()
+        self._count(reply, seconds, result.stats)
+        try:
+            parsed = parse_reply(reply.text)
+        except ReplyError:
+            return None
+        self._collect(batch, parsed, 1.0, result)
+        return result
 
     def extract_batch(self, batch: Sequence[Chunk]) -> ExtractionResult:
         """One prompt (plus at most one retry) for the records of `batch`."""

@@ -335,3 +335,18 @@ def test_a_backend_without_chat_many_is_asked_one_by_one() -> None:
     assert ticks == [1, 1] and model.remaining == 0
     assert [keys(r.triples[b[0].id]) for b, r in out] == [[("fox", "r", "den")],
                                                           [("c", "r", "d")]]
+
+
+def test_an_interrupt_mid_call_still_yields_the_replies_that_arrived() -> None:
+    class Interrupted(ManyModel):
+        def chat_many(self, conversations, params, *, parallel=1, on_done=None):
+            on_done(1, self.chat(conversations[1], params))  # the 2nd finished first
+            raise KeyboardInterrupt
+
+    model = Interrupted([reply(item("fox", "r", "den"))])
+    ex = TripleExtractor(model, "commonsense", ExtractConfig(parallel=2))
+    got = []
+    with pytest.raises(KeyboardInterrupt):
+        for batch, result in ex.stream([chunk(1), chunk(2), chunk(3)]):
+            got.append((batch[0].id, keys(result.triples[batch[0].id])))
+    assert got == [("commonsense:src:q2", [("fox", "r", "den")])]
