@@ -389,6 +389,7 @@ def build(
     p.store.apply_schema()
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]))
+    _stop_on_sigterm()  # `kill` (and a background job, where Ctrl-C is ignored) stops cleanly
     try:
         record = job.run()
     except KeyboardInterrupt:
@@ -396,6 +397,17 @@ def build(
                   "to resume.")
         raise typer.Exit(130) from None
     _print_jobs([record])
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM raises KeyboardInterrupt, so a job stops as on Ctrl-C: state saved,
+    status `interrupted`. (Shells start background jobs with SIGINT ignored.)"""
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _platform(model: str | None = None, threads: int | None = None) -> Platform:
