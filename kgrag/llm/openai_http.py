@@ -13,7 +13,8 @@ server (`n` in one request where the server supports it).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import httpx
@@ -54,12 +55,36 @@ class OpenAICompatibleModel:
     ) -> list[Generation]:
         return self._request(messages, params, n)
 
+    def chat_many(
+        self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
+        parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
+        """One reply per conversation, up to `parallel` requests in flight (a server with
+        several slots, such as `llama-server --parallel N` or vLLM, batches them)."""
+        replies: list[Generation | None] = [None] * len(conversations)
+        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(conversations) or 1))
+                                ) as pool:
+            futures = {pool.submit(self._request, c, params, 1, False): i
+                       for i, c in enumerate(conversations)}
+            try:
+                for future in as_completed(futures):
+                    i = futures[future]
+                    g = replies[i] = future.result()[0]
+                    self.usage.record(g)
+                    if on_done is not None:
+                        on_done(i, g)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+        return [g for g in replies if g is not None]
+
     def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
         raise ModelError("an OpenAI-compatible server does not expose hidden states",
                          hint="use the in-process llama.cpp backend for SeaKR")
 
-    def _request(self, messages: Sequence[Message], p: GenerationParams, n: int
-                 ) -> list[Generation]:
+    def _request(self, messages: Sequence[Message], p: GenerationParams, n: int,
+                 record: bool = True) -> list[Generation]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -90,7 +115,8 @@ class OpenAICompatibleModel:
         gens = [self._generation(c, usage, seconds / max(n, 1)) for c in data["choices"]]
         if not gens:
             raise ModelError("the model server returned no choices")
-        self.usage.record(gens[0])
+        if record:
+            self.usage.record(gens[0])
         return gens
 
     @staticmethod

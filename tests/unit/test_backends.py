@@ -69,3 +69,30 @@ def test_langchain_chat_model_behind_the_seam() -> None:
     assert pred.answer == "Paris." and pred.usage.llm_calls == 1
     with pytest.raises(ModelError):
         LangChainChatModel(lc).chat(MSGS, GenerationParams(logprobs=True))
+
+
+def test_openai_chat_many_sends_requests_concurrently_and_keeps_order() -> None:
+    import threading
+
+    inside, peak, lock = 0, 0, threading.Lock()
+    gate = threading.Barrier(3, timeout=5)  # all three requests must be in flight at once
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal inside, peak
+        with lock:
+            inside += 1
+            peak = max(peak, inside)
+        gate.wait()
+        text = json.loads(request.content)["messages"][0]["content"]
+        with lock:
+            inside -= 1
+        return httpx.Response(200, json={
+            "choices": [{"message": {"content": text.upper()}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
+
+    m = OpenAICompatibleModel("http://model.test/v1", client=_server(handler))
+    done: list[int] = []
+    replies = m.chat_many([[Message("user", w)] for w in ("a", "b", "c")], GenerationParams(),
+                          parallel=3, on_done=lambda i, _g: done.append(i))
+    assert [g.text for g in replies] == ["A", "B", "C"] and peak == 3
+    assert sorted(done) == [0, 1, 2] and m.usage.calls == 3
