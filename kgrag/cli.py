@@ -372,10 +372,14 @@ def build(
                                   "(build from every record, in file order).")
                            ] = False,
     model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
+    parallel: Annotated[int | None, typer.Option(
+        min=1, max=16, help="Records decoded together (llama.cpp sequences, or requests "
+                            "in flight to a model server). Default 6.")] = None,
     status: Annotated[bool, typer.Option("--status", help="Show build jobs and exit.")] = False,
 ) -> None:
     """Extract triples from a domain's sources into its graph (resumable, idempotent)."""
     from kg_builder.build import plan_build
+    from kg_builder.extract import ExtractConfig
     from kg_builder.jobs import BuildJob, list_jobs
 
     p = _platform(model)
@@ -387,7 +391,8 @@ def build(
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
                   f"({plan.selection}; {plan.skipped_lines} broken lines skipped)")
     p.store.apply_schema()
-    job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit,
+    config = ExtractConfig(parallel=parallel) if parallel else None
+    job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]))
     _stop_on_sigterm()  # `kill` (and a background job, where Ctrl-C is ignored) stops cleanly
     try:
