@@ -46,7 +46,7 @@ from kgrag.llm.base import (
     Generation,
     GenerationParams,
     Message,
-    chat_many,
+    chat_stream,
     require,
 )
 from kgrag.prompt import PromptTemplate, package_prompt
@@ -224,69 +224,32 @@ class TripleExtractor:
 
     def stream(self, chunks: Iterable[Chunk], on_reply: Callable[[int], None] | None = None
                ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
-        """(batch, result) pairs as they are done. Batches go to the model `2 × parallel`
-        at a time, so a group costs about two replies of wall time; `on_reply(records)`
-        is called as each first reply arrives (for progress bars)."""
-        group: list[list[Chunk]] = []
-        for batch in self.batches(chunks):
-            group.append(batch)
-            if len(group) >= 2 * self.config.parallel:
-                yield from self.extract_batches(group, on_reply)
-                group = []
-        if group:
-            yield from self.extract_batches(group, on_reply)
-
-    def extract_batches(self, batches: Sequence[list[Chunk]],
-                        on_reply: Callable[[int], None] | None = None
-                        ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
-        """First replies for all `batches` together (same record count → same call),
-        then each one's retry, if it needs one, alone. If the call stops part-way (an
-        interrupt, a backend error), the batches whose reply had arrived and parses are
-        still yielded before the error goes on, so a job keeps them."""
-        by_size: dict[int, list[int]] = {}
-        for i, batch in enumerate(batches):
-            if batch:
-                by_size.setdefault(len(batch), []).append(i)
-            else:
-                yield batch, ExtractionResult()
-        for size, indices in by_size.items():
-            convs = [self.messages(batches[i]) for i in indices]
-            arrived: dict[int, Generation] = {}
-
-            def done(j: int, reply: Generation, indices: list[int] = indices,
-                     arrived: dict[int, Generation] = arrived) -> None:
-                arrived[j] = reply
-                if on_reply is not None:
-                    on_reply(len(batches[indices[j]]))
-
-            start = time.perf_counter()
+        """(batch, result) pairs as they are done: every first prompt goes to the model in
+        one stream, `parallel` at a time (`kgrag.llm.base.chat_stream`), so a finished
+        record's slot takes the next record at once; the retries of unusable replies
+        follow at the end, alone. `on_reply(records)` is called as each first reply
+        arrives (for progress bars). Stopping early (an interrupt) loses only the replies
+        still being decoded and the pending retries: a job redoes those when resumed."""
+        batches = [b for b in self.batches(chunks) if b]
+        requests = [(self.messages(b), self._params(len(b), retry=False)) for b in batches]
+        retries: list[tuple[int, Generation, ExtractionResult, ReplyError]] = []
+        last = time.perf_counter()
+        for i, reply in chat_stream(self.model, requests, parallel=self.config.parallel):
+            now = time.perf_counter()
+            result = ExtractionResult()
+            self._count(reply, now - last, result.stats)
+            last = now
+            if on_reply is not None:
+                on_reply(len(batches[i]))
             try:
-                replies = chat_many(self.model, convs, self._params(size, retry=False),
-                                    parallel=self.config.parallel, on_done=done)
-            except BaseException:
-                share = (time.perf_counter() - start) / max(len(arrived), 1)
-                for j in sorted(arrived):
-                    kept = self._first_reply_only(batches[indices[j]], arrived[j], share)
-                    if kept is not None:
-                        yield batches[indices[j]], kept
-                raise
-            share = (time.perf_counter() - start) / len(replies)
-            for i, conv, reply in zip(indices, convs, replies, strict=True):
-                result = ExtractionResult()
-                self._count(reply, share, result.stats)
-                yield batches[i], self._finish(batches[i], conv, reply, result)
-
-    def _first_reply_only(self, batch: Sequence[Chunk], reply: Generation,
-                          seconds: float) -> ExtractionResult | None:
-        """The result of a usable first reply, without a retry (None if unusable)."""
-        result = ExtractionResult()
-        self._count(reply, seconds, result.stats)
-        try:
-            parsed = parse_reply(reply.text)
-        except ReplyError:
-            return None
-        self._collect(batch, parsed, 1.0, result)
-        return result
+                parsed = parse_reply(reply.text)
+            except ReplyError as bad:
+                retries.append((i, reply, result, bad))
+                continue
+            self._collect(batches[i], parsed, 1.0, result)
+            yield batches[i], result
+        for i, reply, result, error in retries:
+            yield batches[i], self._retry(batches[i], requests[i][0], reply, error, result)
 
     def extract_batch(self, batch: Sequence[Chunk]) -> ExtractionResult:
         """One prompt (plus at most one retry) for the records of `batch`."""
@@ -301,19 +264,26 @@ class TripleExtractor:
                 result: ExtractionResult) -> ExtractionResult:
         """Parse the first reply; retry once if it is unusable (module docstring)."""
         try:
-            parsed, confidence = parse_reply(reply.text), 1.0
+            parsed = parse_reply(reply.text)
         except ReplyError as first:
-            result.stats.retries += 1
-            error = _describe(first, reply)
-            log.info("retrying batch %s: %s", batch[0].id, error)
-            reply = self._call(self._retry_messages(messages, error, len(batch)),
-                               self._params(len(batch), retry=True), result.stats)
-            try:
-                parsed, confidence = parse_reply(reply.text), self.config.retry_confidence
-            except ReplyError as second:
-                self._fail(batch, f"{error}; retry: {_describe(second, reply)}", reply, result)
-                return result
-        self._collect(batch, parsed, confidence, result)
+            return self._retry(batch, messages, reply, first, result)
+        self._collect(batch, parsed, 1.0, result)
+        return result
+
+    def _retry(self, batch: Sequence[Chunk], messages: list[Message], reply: Generation,
+               first: ReplyError, result: ExtractionResult) -> ExtractionResult:
+        """The one retry after an unusable first reply; a failure if it is unusable too."""
+        result.stats.retries += 1
+        error = _describe(first, reply)
+        log.info("retrying batch %s: %s", batch[0].id, error)
+        reply = self._call(self._retry_messages(messages, error, len(batch)),
+                           self._params(len(batch), retry=True), result.stats)
+        try:
+            parsed = parse_reply(reply.text)
+        except ReplyError as second:
+            self._fail(batch, f"{error}; retry: {_describe(second, reply)}", reply, result)
+            return result
+        self._collect(batch, parsed, self.config.retry_confidence, result)
         return result
 
     def _call(self, messages: list[Message], params: GenerationParams,

@@ -9,7 +9,7 @@ so a backend without, say, hidden states fails with a clear message before any w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -120,22 +120,16 @@ def require(model: ChatModel, needed: Capabilities, method: str) -> None:
         )
 
 
-def chat_many(
-    model: ChatModel, conversations: Sequence[Sequence[Message]], params: GenerationParams,
-    *, parallel: int = 1, on_done: Callable[[int, Generation], None] | None = None,
-) -> list[Generation]:
-    """One reply per conversation, in order: decoded together by a backend that offers
-    `chat_many` (llama.cpp: parallel sequences), else asked one by one.
-    `on_done(i, reply)` is called as each reply arrives."""
-    many = getattr(model, "chat_many", None)
-    if many is not None:
-        replies: list[Generation] = many(conversations, params, parallel=parallel,
-                                         on_done=on_done)
-        return replies
-    out = []
-    for i, conversation in enumerate(conversations):
-        reply = model.chat(conversation, params)
-        out.append(reply)
-        if on_done is not None:
-            on_done(i, reply)
-    return out
+def chat_stream(
+    model: ChatModel, requests: Sequence[tuple[Sequence[Message], GenerationParams]], *,
+    parallel: int = 1,
+) -> Iterator[tuple[int, Generation]]:
+    """(index, reply) per request as each finishes: decoded together by a backend that
+    offers `chat_stream` (llama.cpp sequences, concurrent HTTP requests), else asked one
+    by one in order. Do not use `model` otherwise until the iterator is done."""
+    stream = getattr(model, "chat_stream", None)
+    if stream is not None:
+        yield from stream(requests, parallel=parallel)
+        return
+    for i, (messages, params) in enumerate(requests):
+        yield i, model.chat(messages, params)

@@ -238,35 +238,55 @@ class LlamaCppModel:
         self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
         parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
     ) -> list[Generation]:
-        """One reply per conversation, up to `parallel` decoded together
-        (`kgrag.llm.many`); `on_done(i, reply)` as each finishes. JSON-schema replies
-        use one grammar sampler per sequence."""
-        from kgrag.llm.many import generate_many
-
-        if params.logprobs and params.json_schema is not None:
-            raise ModelError("constrained JSON with logprobs is not supported together")
-        if not conversations:
-            return []
-        prompts = [self.tokenize_chat(m) for m in conversations]
-        gbnf = None
-        if params.json_schema is not None:
-            gbnf = json_schema_to_gbnf(json.dumps(params.json_schema))
-        seed = self.seed if params.seed is None else params.seed
-        replies: list[Generation | None] = [None] * len(prompts)
-        start = time.perf_counter()
-
-        def done(i: int, seq: Sampled) -> None:
-            g = self._generation(seq, len(prompts[i]), params, time.perf_counter() - start)
+        """One reply per conversation, in order (see `chat_stream`); `on_done(i, reply)`
+        as each finishes."""
+        replies: list[Generation | None] = [None] * len(conversations)
+        for i, g in self.chat_stream([(c, params) for c in conversations], parallel=parallel):
             replies[i] = g
-            self.usage.record(g)
             if on_done is not None:
                 on_done(i, g)
-
-        with self._lock:
-            generate_many(self.llm, prompts, params, slots=min(parallel, len(prompts)),
-                          kv=self.kv, n_seq_max=self._max_parallel, seed=seed,
-                          grammar=gbnf, on_done=done)
         return [r for r in replies if r is not None]
+
+    def chat_stream(
+        self, requests: Sequence[tuple[Sequence[Message], GenerationParams]], *,
+        parallel: int = 4,
+    ) -> Iterator[tuple[int, Generation]]:
+        """(index, reply) per request as each finishes, up to `parallel` decoded together
+        (`kgrag.llm.many`). Requests may differ in `max_tokens` and `json_schema` (one
+        grammar sampler per sequence), not in sampling settings. The model is busy until
+        the iterator is exhausted or closed: do not call it in between. `seconds` of a
+        reply is the wall time since the previous reply (they add up to the call's)."""
+        from kgrag.llm.many import Request, generate_many
+
+        if not requests:
+            return
+        params = requests[0][1]
+        sampling = _sampling(params)
+        if any(_sampling(p) != sampling for _, p in requests):
+            raise ModelError("requests answered together must share their sampling settings")
+        if params.logprobs and any(p.json_schema is not None for _, p in requests):
+            raise ModelError("constrained JSON with logprobs is not supported together")
+        grammars: dict[str, str] = {}
+        reqs = []
+        for messages, p in requests:
+            gbnf = None
+            if p.json_schema is not None:
+                key = json.dumps(p.json_schema, sort_keys=True)
+                if key not in grammars:
+                    grammars[key] = json_schema_to_gbnf(json.dumps(p.json_schema))
+                gbnf = grammars[key]
+            reqs.append(Request(self.tokenize_chat(messages), p.max_tokens, gbnf))
+        seed = self.seed if params.seed is None else params.seed
+        with self._lock:
+            last = time.perf_counter()
+            for i, seq in generate_many(self.llm, reqs, params,
+                                        slots=min(parallel, len(reqs)), kv=self.kv,
+                                        n_seq_max=self._max_parallel, seed=seed):
+                now = time.perf_counter()
+                g = self._generation(seq, len(reqs[i].tokens), params, now - last)
+                last = now
+                self.usage.record(g)
+                yield i, g
 
     def _generation(self, seq: Sampled, prompt_tokens: int, params: GenerationParams,
                     seconds: float) -> Generation:
@@ -372,3 +392,9 @@ def _block_count_key(llm: llama_cpp.Llama) -> str:
 def _chunks(seq: list[int], size: int) -> Iterator[list[int]]:
     for i in range(0, len(seq), size):
         yield seq[i : i + size]
+
+
+def _sampling(p: GenerationParams) -> tuple[object, ...]:
+    """The settings that requests decoded together must share."""
+    return (p.temperature, p.top_p, p.top_k, p.min_p, p.seed, p.stop, p.logprobs,
+            p.top_logprobs)

@@ -20,17 +20,17 @@ prompts are cheaper together. `generate_many` keeps up to `slots` prompts in fli
 The schedule depends only on the prompts and settings, so the replies are reproducible;
 they may differ in the last bits from one-prompt-at-a-time replies (other batch shapes).
 
->>> outs = generate_many(llm, [p1, p2, p3], GenerationParams(max_tokens=64), slots=2,
-...                      kv=KvPrefix(), n_seq_max=8, seed=42)
->>> [o.finish for o in outs]
-['stop', 'stop', 'stop']
+>>> replies = generate_many(llm, [Request(p1, 64), Request(p2, 64), Request(p3, 64)],
+...                         GenerationParams(), slots=2, kv=KvPrefix(), n_seq_max=8, seed=42)
+>>> sorted(i for i, out in replies)  # in the order they finished
+[0, 1, 2]
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import llama_cpp
@@ -116,45 +116,54 @@ def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
     return max(n, 0)
 
 
+@dataclass(frozen=True)
+class Request:
+    """One prompt of a `generate_many` call: its tokens, its reply budget and, for a
+    constrained reply, GBNF text (root rule `root`)."""
+
+    tokens: Sequence[int]
+    max_tokens: int
+    grammar: str | None = None
+
+
 def generate_many(
     llm: llama_cpp.Llama,
-    prompts: Sequence[Sequence[int]],
+    requests: Sequence[Request],
     params: GenerationParams,
     *,
     slots: int,
     kv: KvPrefix,
     n_seq_max: int,
     seed: int,
-    grammar: str | None = None,
-    on_done: Callable[[int, Sampled], None] | None = None,
-) -> list[Sampled]:
-    """One reply per prompt (same `params`), up to `slots` decoded together; see the
-    module docstring. `grammar` is GBNF text (root rule `root`); `on_done(i, reply)` is
-    called as each reply finishes."""
-    if not prompts:
-        return []
-    if any(not p for p in prompts):
+) -> Iterator[tuple[int, Sampled]]:
+    """(index, reply) for every request, in the order the replies finish, up to `slots`
+    decoded together (see the module docstring). Sampling settings come from `params`,
+    budgets and grammars from each request. The caller must not use `llm` for anything
+    else until the iterator is exhausted or closed; closing it early clears the cache."""
+    if not requests:
+        return
+    if any(not r.tokens for r in requests):
         raise ModelError("an empty prompt cannot be answered")
     if slots < 1 or slots + 1 > n_seq_max:
         raise ModelError(f"{slots} parallel prompts need {slots + 1} sequences; this model "
                          f"was loaded with {n_seq_max}", hint="lower the parallel prompts")
     ctx, vocab = llm.ctx, low.llama_model_get_vocab(llm.model)
     n_vocab, n_ctx, n_batch = low.llama_vocab_n_tokens(vocab), llm.n_ctx(), llm.n_batch
-    shared = common_prefix(prompts)
-    need = [len(p) - shared + params.max_tokens for p in prompts]
+    shared = common_prefix([r.tokens for r in requests])
+    need = [len(r.tokens) - shared + r.max_tokens for r in requests]
     if shared + max(need) > n_ctx:
-        raise ModelError(f"a prompt ({max(len(p) for p in prompts)} tokens) + "
-                         f"{params.max_tokens} new tokens exceed the context of {n_ctx}")
+        worst = max(range(len(requests)), key=need.__getitem__)
+        raise ModelError(f"a prompt ({len(requests[worst].tokens)} tokens) + "
+                         f"{requests[worst].max_tokens} new tokens exceed the context of {n_ctx}")
     rng = np.random.default_rng(seed)
-    first = list(prompts[0])
+    first = list(requests[0].tokens)
     whole = shared // kv.block * kv.block  # the common prefix's whole blocks
     keep = min(kv.reusable(first), whole)
     spans = kv.spans(first[: whole + 1], keep) if whole else []
     kv.clear()
     keep_prefix_cells(llm, keep, 1, n_seq_max)
     mem = low.llama_get_memory(ctx)
-    outs: list[Sampled | None] = [None] * len(prompts)
-    queue = list(range(len(prompts)))[::-1]  # pop() takes the next prompt
+    queue = list(range(len(requests)))[::-1]  # pop() takes the next request
     active: list[_Slot] = []
     free_seqs = list(range(slots, 0, -1))
     batch = low.llama_batch_init(n_batch, 0, 1)
@@ -175,8 +184,10 @@ def generate_many(
                 seq = free_seqs.pop()
                 if shared:
                     low.llama_memory_seq_cp(mem, 0, seq, 0, shared)
-                g = Grammar(vocab, grammar, n_vocab) if grammar else None
-                active.append(_Slot(seq, i, list(prompts[i][shared:]), shared, need[i], g))
+                gbnf = requests[i].grammar
+                g = Grammar(vocab, gbnf, n_vocab) if gbnf else None
+                active.append(_Slot(seq, i, list(requests[i].tokens[shared:]), shared,
+                                    need[i], g))
                 in_use += need[i]
             rows: list[tuple[int, int, int, bool]] = []
             with_logits: list[_Slot] = []
@@ -193,6 +204,7 @@ def generate_many(
                     break
             _fill(batch, rows)
             _decode(ctx, batch)
+            finished = []
             for s in with_logits:
                 row = next(k for k, r in enumerate(rows) if r[2] == s.seq and r[3])
                 z = _logits(ctx, row, n_vocab)
@@ -205,16 +217,16 @@ def generate_many(
                         s.grammar.accept(tok)
                     if params.stop and _hits_stop(llm, s.out.tokens, params.stop):
                         s.out.finish = "stop"
-                    elif len(s.out.tokens) < params.max_tokens:
+                    elif len(s.out.tokens) < requests[s.index].max_tokens:
                         s.pending = [tok]
                         continue
                     else:
                         s.out.finish = "length"
                 _retire(mem, s, active, free_seqs)
-                outs[s.index] = s.out
-                if on_done is not None:
-                    on_done(s.index, s.out)
-    except BaseException:
+                finished.append(s)
+            for s in finished:
+                yield s.index, s.out
+    except BaseException:  # an error, or the caller closed the iterator early
         kv.clear()
         low.llama_memory_clear(mem, True)
         raise
@@ -224,7 +236,6 @@ def generate_many(
                 s.grammar.close()
         low.llama_batch_free(batch)
         llm.reset()  # the high-level object's record; chat() sets its own from kv
-    return [o if o is not None else Sampled() for o in outs]
 
 
 def _fill(batch: object, rows: Sequence[tuple[int, int, int, bool]]) -> None:

@@ -13,7 +13,7 @@ server (`n` in one request where the server supports it).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -59,25 +59,32 @@ class OpenAICompatibleModel:
         self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
         parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
     ) -> list[Generation]:
-        """One reply per conversation, up to `parallel` requests in flight (a server with
-        several slots, such as `llama-server --parallel N` or vLLM, batches them)."""
+        """One reply per conversation, in order (see `chat_stream`)."""
         replies: list[Generation | None] = [None] * len(conversations)
-        with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(conversations) or 1))
-                                ) as pool:
-            futures = {pool.submit(self._request, c, params, 1, False): i
-                       for i, c in enumerate(conversations)}
-            try:
-                for future in as_completed(futures):
-                    i = futures[future]
-                    g = replies[i] = future.result()[0]
-                    self.usage.record(g)
-                    if on_done is not None:
-                        on_done(i, g)
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        for i, g in self.chat_stream([(c, params) for c in conversations], parallel=parallel):
+            replies[i] = g
+            if on_done is not None:
+                on_done(i, g)
         return [g for g in replies if g is not None]
+
+    def chat_stream(
+        self, requests: Sequence[tuple[Sequence[Message], GenerationParams]], *,
+        parallel: int = 4,
+    ) -> Iterator[tuple[int, Generation]]:
+        """(index, reply) as each arrives, up to `parallel` requests in flight (a server
+        with several slots, such as `llama-server --parallel N` or vLLM, batches them)."""
+        if not requests:
+            return
+        pool = ThreadPoolExecutor(max_workers=max(1, min(parallel, len(requests))))
+        futures = {pool.submit(self._request, m, p, 1, False): i
+                   for i, (m, p) in enumerate(requests)}
+        try:
+            for future in as_completed(futures):
+                g = future.result()[0]
+                self.usage.record(g)
+                yield futures[future], g
+        finally:  # also when the caller stops early: requests not yet sent are dropped
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
         raise ModelError("an OpenAI-compatible server does not expose hidden states",

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from kgrag.errors import ModelError
 from kgrag.llm.base import GenerationParams, Message
 from kgrag.models import REGISTRY
 
@@ -146,3 +147,20 @@ def test_chat_many_constrained_replies_are_valid_and_reproducible(model) -> None
     assert all(json.loads(g.text)["triples"] is not None for g in waves)
     # ordinary chat after chat_many: the same reply as before it
     assert model.chat(_A, params).text == before
+
+
+def test_chat_stream_mixes_budgets_and_grammars(model) -> None:
+    """Requests in one stream keep their own budget and constraint, and replies come as
+    they finish: the 4-token one first."""
+    order = [i for i, _ in model.chat_stream(
+        [(_A, GenerationParams(max_tokens=60, json_schema=SCHEMA)),
+         (_B, GenerationParams(max_tokens=4))], parallel=2)]
+    assert order == [1, 0]
+    replies = dict(model.chat_stream(
+        [(_A, GenerationParams(max_tokens=60, json_schema=SCHEMA)),
+         (_B, GenerationParams(max_tokens=4))], parallel=2))
+    assert json.loads(replies[0].text)["triples"] is not None
+    assert replies[1].completion_tokens <= 4 and replies[1].finish_reason == "length"
+    with pytest.raises(ModelError, match="sampling settings"):
+        list(model.chat_stream([(_A, GenerationParams()),
+                                (_B, GenerationParams(temperature=0.7))]))

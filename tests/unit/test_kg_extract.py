@@ -278,56 +278,65 @@ def test_relation_text_and_content_words() -> None:
 
 
 # ------------------------------------------------------------------ parallel prompts
-class ManyModel(RecordingModel):
-    """A scripted backend that also answers several prompts in one call (as llama.cpp
-    does with parallel sequences), recording each call's prompt count and `parallel`."""
+class StreamModel(RecordingModel):
+    """A scripted backend that answers several prompts in one stream (as llama.cpp does
+    with parallel sequences), finishing them in the order `finish` gives; it records each
+    stream's prompt count and `parallel`."""
 
-    def __init__(self, replies: Sequence[str]) -> None:
+    def __init__(self, replies: Sequence[str], finish: Sequence[int] | None = None) -> None:
         super().__init__(replies)
-        self.many_calls: list[tuple[int, int]] = []
+        self.streams: list[tuple[int, int]] = []
+        self.finish = finish
 
-    def chat_many(self, conversations, params, *, parallel=1, on_done=None):
-        self.many_calls.append((len(conversations), parallel))
-        out = []
-        for i, conv in enumerate(conversations):
-            g = self.chat(conv, params)
-            out.append(g)
-            if on_done is not None:
-                on_done(i, g)
-        return out
+    def chat_stream(self, requests, *, parallel=1):
+        self.streams.append((len(requests), parallel))
+        order = self.finish if self.finish is not None else range(len(requests))
+        for i in order:
+            yield i, self.chat(*requests[i])
 
 
-def test_stream_sends_two_times_parallel_batches_per_call_and_keeps_order() -> None:
-    model = ManyModel([reply(item(f"h{i}", "r", f"t{i}")) for i in range(5)])
+def test_stream_sends_every_record_in_one_stream_and_yields_as_replies_finish() -> None:
+    model = StreamModel([reply(item(f"h{i}", "r", f"t{i}")) for i in (2, 0, 1)],
+                        finish=[2, 0, 1])
     ticks: list[int] = []
     ex = TripleExtractor(model, "commonsense", ExtractConfig(parallel=2))
-    out = list(ex.stream([chunk(i) for i in range(5)], on_reply=ticks.append))
-    assert model.many_calls == [(4, 2), (1, 2)]  # groups of 2 × parallel prompts
-    assert ticks == [1] * 5  # one progress tick per reply, as it arrives
-    assert [b[0].id for b, _ in out] == [f"commonsense:src:q{i}" for i in range(5)]
-    assert [keys(r.triples[b[0].id]) for b, r in out] == [
-        [(f"h{i}", "r", f"t{i}")] for i in range(5)]
-    assert sum(r.stats.calls for _, r in out) == 5
+    out = list(ex.stream([chunk(i) for i in range(3)], on_reply=ticks.append))
+    assert model.streams == [(3, 2)]
+    assert ticks == [1, 1, 1]  # one progress tick per reply, as it arrives
+    assert [(b[0].id, keys(r.triples[b[0].id])) for b, r in out] == [
+        (f"commonsense:src:q{i}", [(f"h{i}", "r", f"t{i}")]) for i in (2, 0, 1)]
+    assert sum(r.stats.calls for _, r in out) == 3
 
 
-def test_batches_of_different_sizes_go_to_separate_calls() -> None:
-    """A long record is batched alone: its prompt has another schema and token budget,
-    so it goes in its own call; results still come back in the batches' order."""
+def test_unusable_replies_are_retried_after_the_stream() -> None:
+    model = StreamModel(["no json here", reply(item("fox", "r", "den")),
+                         reply(item("owl", "r", "nest"))])
+    out = list(TripleExtractor(model, "commonsense").stream([chunk(1), chunk(2)]))
+    assert [b[0].id for b, _ in out] == ["commonsense:src:q2", "commonsense:src:q1"]
+    [(_, second), (_, first)] = out
+    assert keys(first.triples["commonsense:src:q1"]) == [("owl", "r", "nest")]
+    assert first.stats.retries == 1 and first.stats.calls == 2
+    assert first.triples["commonsense:src:q1"][0].confidence == 0.8  # from the retry
+    assert keys(second.triples["commonsense:src:q2"]) == [("fox", "r", "den")]
+
+
+def test_batches_of_different_sizes_share_the_stream_with_their_own_budgets() -> None:
+    """A long record is batched alone: its prompt has another schema and token budget."""
     long_text = "Question: " + "word " * 200 + "?\nAnswer: a"
     records = [chunk(1), chunk(2, long_text), chunk(3)]
-    model = ManyModel([reply(item("x", "r", "y")),
-                       reply(item("fox", "r", "den"), item("c", "r", "d", n=2))])
+    model = StreamModel([reply(item("x", "r", "y")),
+                         reply(item("fox", "r", "den"), item("c", "r", "d", n=2))])
     ex = TripleExtractor(model, "commonsense", ExtractConfig(batch_size=2, parallel=4))
     out = list(ex.stream(records))
     assert [len(b) for b, _ in out] == [1, 2]  # the long one first, then the pair
     [(_, alone), (_, pair)] = out
     assert keys(alone.triples["commonsense:src:q2"]) == [("x", "r", "y")]
     assert keys(pair.triples["commonsense:src:q3"]) == [("c", "r", "d")]
-    assert sorted(model.many_calls) == [(1, 4), (1, 4)]
-    assert {p.max_tokens for p in model.params} == {640, 1280}
+    assert model.streams == [(2, 4)]
+    assert [p.max_tokens for p in model.params] == [640, 1280]
 
 
-def test_a_backend_without_chat_many_is_asked_one_by_one() -> None:
+def test_a_backend_without_chat_stream_is_asked_one_by_one() -> None:
     model = RecordingModel([reply(item("fox", "r", "den")), reply(item("c", "r", "d"))])
     ticks: list[int] = []
     out = list(TripleExtractor(model, "commonsense", ExtractConfig(parallel=8)).stream(
@@ -337,10 +346,10 @@ def test_a_backend_without_chat_many_is_asked_one_by_one() -> None:
                                                           [("c", "r", "d")]]
 
 
-def test_an_interrupt_mid_call_still_yields_the_replies_that_arrived() -> None:
-    class Interrupted(ManyModel):
-        def chat_many(self, conversations, params, *, parallel=1, on_done=None):
-            on_done(1, self.chat(conversations[1], params))  # the 2nd finished first
+def test_an_interrupt_mid_stream_keeps_the_replies_already_yielded() -> None:
+    class Interrupted(StreamModel):
+        def chat_stream(self, requests, *, parallel=1):
+            yield 1, self.chat(*requests[1])  # the 2nd finished first
             raise KeyboardInterrupt
 
     model = Interrupted([reply(item("fox", "r", "den"))])
