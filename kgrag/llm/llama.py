@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,19 +234,6 @@ class LlamaCppModel:
         return gens
 
     # ------------------------------------------------------------------ several prompts
-    def chat_many(
-        self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
-        parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
-    ) -> list[Generation]:
-        """One reply per conversation, in order (see `chat_stream`); `on_done(i, reply)`
-        as each finishes."""
-        replies: list[Generation | None] = [None] * len(conversations)
-        for i, g in self.chat_stream([(c, params) for c in conversations], parallel=parallel):
-            replies[i] = g
-            if on_done is not None:
-                on_done(i, g)
-        return [r for r in replies if r is not None]
-
     def chat_stream(
         self, requests: Sequence[tuple[Sequence[Message], GenerationParams]], *,
         parallel: int = 4,

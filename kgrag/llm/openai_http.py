@@ -13,7 +13,7 @@ server (`n` in one request where the server supports it).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -54,18 +54,6 @@ class OpenAICompatibleModel:
         self, messages: Sequence[Message], n: int, params: GenerationParams
     ) -> list[Generation]:
         return self._request(messages, params, n)
-
-    def chat_many(
-        self, conversations: Sequence[Sequence[Message]], params: GenerationParams, *,
-        parallel: int = 4, on_done: Callable[[int, Generation], None] | None = None,
-    ) -> list[Generation]:
-        """One reply per conversation, in order (see `chat_stream`)."""
-        replies: list[Generation | None] = [None] * len(conversations)
-        for i, g in self.chat_stream([(c, params) for c in conversations], parallel=parallel):
-            replies[i] = g
-            if on_done is not None:
-                on_done(i, g)
-        return [g for g in replies if g is not None]
 
     def chat_stream(
         self, requests: Sequence[tuple[Sequence[Message], GenerationParams]], *,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kgrag.errors import ModelError
-from kgrag.llm.base import GenerationParams, Message
+from kgrag.llm.base import GenerationParams, Message, chat_many
 from kgrag.models import REGISTRY
 
 SCHEMA = {
@@ -130,20 +130,20 @@ def test_chat_many_constrained_replies_are_valid_and_reproducible(model) -> None
     params = GenerationParams(max_tokens=60, json_schema=SCHEMA)
     before = model.chat(_A, params).text
     seen: list[int] = []
-    first = model.chat_many([_A, _B, _C, _D], params, parallel=2,
+    first = chat_many(model, [_A, _B, _C, _D], params, parallel=2,
                             on_done=lambda i, _g: seen.append(i))
     assert sorted(seen) == [0, 1, 2, 3]
     for g in first:
         data = json.loads(g.text)
         assert isinstance(data["triples"], list) and g.finish_reason == "stop"
-    again = model.chat_many([_A, _B, _C, _D], params, parallel=2)
+    again = chat_many(model, [_A, _B, _C, _D], params, parallel=2)
     assert [g.text for g in again] == [g.text for g in first]
-    assert model.chat_many([], params) == []
+    assert chat_many(model, [], params) == []
     # a prompt's tail + max_tokens is reserved: with over half of the 2,048 cells per
     # prompt only one fits at a time, yet both are answered (one after the other)
     big = GenerationParams(max_tokens=2048 - 150 - len(model.tokenize_chat(_A)) // 2,
                            json_schema=SCHEMA)
-    waves = model.chat_many([_A, _B], big, parallel=2)
+    waves = chat_many(model, [_A, _B], big, parallel=2)
     assert all(json.loads(g.text)["triples"] is not None for g in waves)
     # ordinary chat after chat_many: the same reply as before it
     assert model.chat(_A, params).text == before

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from kgrag.errors import ModelError
-from kgrag.llm.base import GenerationParams, Message
+from kgrag.llm.base import GenerationParams, Message, chat_many
 from kgrag.llm.openai_http import OpenAICompatibleModel
 
 MSGS = [Message("user", "Hi")]
@@ -92,7 +92,7 @@ def test_openai_chat_many_sends_requests_concurrently_and_keeps_order() -> None:
 
     m = OpenAICompatibleModel("http://model.test/v1", client=_server(handler))
     done: list[int] = []
-    replies = m.chat_many([[Message("user", w)] for w in ("a", "b", "c")], GenerationParams(),
+    replies = chat_many(m, [[Message("user", w)] for w in ("a", "b", "c")], GenerationParams(),
                           parallel=3, on_done=lambda i, _g: done.append(i))
     assert [g.text for g in replies] == ["A", "B", "C"] and peak == 3
     assert sorted(done) == [0, 1, 2] and m.usage.calls == 3
