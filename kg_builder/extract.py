@@ -2,7 +2,9 @@
 
 Short records can be batched several to a prompt (`batch_size`, default 1), numbered
 `[1]`, `[2]`, …; every triple in the reply carries its record number, so each triple maps
-back to its chunk.
+back to its chunk. Prompts are answered `parallel` at a time (default 6) in one stream
+(`kgrag.llm.base.chat_stream`; with llama.cpp, parallel sequences with continuous
+batching), and results come back as each reply finishes.
 
 Bad-reply policy (explicit, per batch):
 1. Ask once (temperature `config.temperature`, seed `config.seed`, JSON schema when
