@@ -116,6 +116,24 @@ def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
     return max(n, 0)
 
 
+def reply_budgets(requests: Sequence[Request], n_ctx: int) -> list[int]:
+    """Each request's `max_tokens`, cut to what its prompt leaves of the context (as a
+    one-prompt call would cut it); a prompt that leaves no room is refused.
+
+    >>> reply_budgets([Request([1] * 10, 50), Request([1] * 90, 50)], n_ctx=100)
+    [50, 10]
+    """
+    out = []
+    for r in requests:
+        room = n_ctx - len(r.tokens)
+        if room < 1:
+            raise ModelError(f"a prompt of {len(r.tokens)} tokens does not fit the context "
+                             f"of {n_ctx}", hint="raise KGRAG_MODEL__N_CTX or shorten "
+                             "the records (chunk size)")
+        out.append(min(r.max_tokens, room))
+    return out
+
+
 @dataclass(frozen=True)
 class Request:
     """One prompt of a `generate_many` call: its tokens, its reply budget and, for a
@@ -150,11 +168,8 @@ def generate_many(
     ctx, vocab = llm.ctx, low.llama_model_get_vocab(llm.model)
     n_vocab, n_ctx, n_batch = low.llama_vocab_n_tokens(vocab), llm.n_ctx(), llm.n_batch
     shared = common_prefix([r.tokens for r in requests])
-    need = [len(r.tokens) - shared + r.max_tokens for r in requests]
-    if shared + max(need) > n_ctx:
-        worst = max(range(len(requests)), key=need.__getitem__)
-        raise ModelError(f"a prompt ({len(requests[worst].tokens)} tokens) + "
-                         f"{requests[worst].max_tokens} new tokens exceed the context of {n_ctx}")
+    budgets = reply_budgets(requests, n_ctx)
+    need = [len(r.tokens) - shared + b for r, b in zip(requests, budgets, strict=True)]
     rng = np.random.default_rng(seed)
     first = list(requests[0].tokens)
     whole = shared // kv.block * kv.block  # the common prefix's whole blocks
@@ -217,7 +232,7 @@ def generate_many(
                         s.grammar.accept(tok)
                     if params.stop and _hits_stop(llm, s.out.tokens, params.stop):
                         s.out.finish = "stop"
-                    elif len(s.out.tokens) < requests[s.index].max_tokens:
+                    elif len(s.out.tokens) < budgets[s.index]:
                         s.pending = [tok]
                         continue
                     else:

@@ -52,3 +52,15 @@ def test_common_prefix_leaves_every_prompt_a_token() -> None:
     assert common_prefix([[1, 2, 3], [1, 2, 3]]) == 2  # identical: the last token stays
     assert common_prefix([[7], [7, 8]]) == 0
     assert common_prefix([[1, 2], [3, 4]]) == 0
+
+
+def test_reply_budgets_are_cut_to_the_context_and_a_prompt_that_cannot_fit_is_refused(
+) -> None:
+    import pytest
+
+    from kgrag.errors import ModelError
+    from kgrag.llm.many import Request, reply_budgets
+
+    assert reply_budgets([Request([1] * 10, 50), Request([1] * 90, 50)], n_ctx=100) == [50, 10]
+    with pytest.raises(ModelError, match="does not fit"):
+        reply_budgets([Request([1] * 100, 5)], n_ctx=100)
