@@ -260,11 +260,6 @@ class TripleExtractor:
         result = ExtractionResult()
         messages = self.messages(batch)
         reply = self._call(messages, self._params(len(batch), retry=False), result.stats)
-        return self._finish(batch, messages, reply, result)
-
-    def _finish(self, batch: Sequence[Chunk], messages: list[Message], reply: Generation,
-                result: ExtractionResult) -> ExtractionResult:
-        """Parse the first reply; retry once if it is unusable (module docstring)."""
         try:
             parsed = parse_reply(reply.text)
         except ReplyError as first:
