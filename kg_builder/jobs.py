@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
@@ -85,7 +86,31 @@ class JobRecord(BaseModel):
     started: str = ""
     updated: str = ""
     resolution: str = ""
+    host: str = ""  # the machine and process running the job, while it runs
+    pid: int = 0
     failures: list[JobFailure] = Field(default_factory=list)
+
+    @property
+    def owner_alive(self) -> bool | None:
+        """Whether the process that runs this job is alive: None when that cannot be
+        told from here (another machine, or a record from before pids were kept)."""
+        if not self.pid or self.host != socket.gethostname():
+            return None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, another user's
+            return True
+        return True
+
+    @property
+    def shown_status(self) -> str:
+        """`status`, except that a job marked running whose process is gone (killed
+        hard, machine reset) shows as `stale`: re-running its command resumes it."""
+        if self.status == "running" and self.owner_alive is False:
+            return "stale"
+        return self.status
 
     @property
     def parse_failure_rate(self) -> float:
@@ -123,6 +148,12 @@ class BuildJob:
         self.dir = platform.settings.home / "jobs" / domain / jid
         self.dir.mkdir(parents=True, exist_ok=True)
         old = self._load_record()
+        if old is not None and old.status == "running" and old.owner_alive \
+                and old.pid != os.getpid():
+            raise KgragError(
+                f"build job {jid} ({domain}) is already running as process {old.pid}",
+                hint=f"wait for it, or stop it with `kill {old.pid}` (its progress is kept) "
+                     "and run the command again")
         if old is not None:
             old.limit, old.command = limit, command or old.command
             old.records_total = len({c.document_id for c in self.chunks})
@@ -146,6 +177,7 @@ class BuildJob:
         done |= self._already_in_graph(done)
         todo = [c for c in self.chunks if c.id not in done]
         self.record.status = "running"
+        self.record.host, self.record.pid = socket.gethostname(), os.getpid()
         self._save()
         bar = tqdm(total=len(self.chunks), initial=len(self.chunks) - len(todo), unit="chunk",
                    desc=f"build {self.domain}", disable=not progress, dynamic_ncols=True)

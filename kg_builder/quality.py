@@ -54,7 +54,7 @@ def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> Qual
         provenance_rate=s["with_provenance"] / s["relations"] if s["relations"] else 0.0,
         entities_without_embedding=s["without_embedding"], duplicate_candidates_left=dupes,
         parse_failure_rate=job.parse_failure_rate if job else None,
-        last_job=job.id if job else None, last_job_status=job.status if job else None,
+        last_job=job.id if job else None, last_job_status=job.shown_status if job else None,
         extraction_records_per_minute=job.records_per_minute if job else None,
         triples_per_record=(job.triples / job.records_done) if job and job.records_done else None,
     )

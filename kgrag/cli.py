@@ -360,8 +360,9 @@ def report(
 # ---------------------------------------------------------------------- build
 @app.command()
 def build(
-    domain: Annotated[str, typer.Option(help="Domain graph to build (commonsense, medical, "
-                                              "legal, wikipedia, or your own name).")],
+    domain: Annotated[str | None, typer.Option(
+        help="Domain graph to build (commonsense, medical, legal, wikipedia, or your own "
+             "name). Required, except with --status (then: that domain's jobs).")] = None,
     source: Annotated[list[Path] | None, typer.Option(
         help="Your own .jsonl/.md/.txt file(s) instead of the built-in sources.")] = None,
     limit: Annotated[int | None, typer.Option(help="Records to extract (a larger limit "
@@ -384,8 +385,11 @@ def build(
 
     p = _platform(model)
     if status:
-        _print_jobs(list_jobs(p.settings.home, None if domain == "all" else domain))
+        _print_jobs(list_jobs(p.settings.home, None if domain in (None, "all") else domain))
         return
+    if domain is None:
+        raise KgragError("kgrag build needs --domain", hint="for example `kgrag build "
+                         "--domain commonsense --limit 200`; `kgrag build --status` lists jobs")
     plan = plan_build(p, domain, source, limit, only=only or (), all_records=all_records)
     console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
@@ -434,7 +438,7 @@ def _print_jobs(jobs: list) -> None:
                   "model", "updated")
     for j in jobs:
         in_graph = f" (+{j.records_in_graph} in graph)" if j.records_in_graph else ""
-        table.add_row(j.id, j.domain, j.status, f"{j.records_done}/{j.records_total}{in_graph}",
+        table.add_row(j.id, j.domain, j.shown_status, f"{j.records_done}/{j.records_total}{in_graph}",
                       f"{j.records_failed} ({100 * j.parse_failure_rate:.1f}%)",
                       str(j.triples), f"{j.records_per_minute:.1f}", j.model, j.updated)
     console.print(table)

@@ -190,3 +190,30 @@ def test_disk_full_is_a_clear_error_and_the_rerun_loses_nothing(platform, test_d
     record = again.run(progress=False)  # only the unsaved second batch is asked for again
     assert len(p2.chat_model.prompts) == 1 and record.status == "done"
     assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 2
+
+
+def test_a_job_running_elsewhere_is_refused_and_a_dead_one_shows_stale(platform, test_domain,
+                                                                       tmp_path):
+    import socket
+    import subprocess
+
+    from kgrag.errors import KgragError
+
+    chunks = _chunks(test_domain, 2)
+    job, _ = _job(platform, [], tmp_path, test_domain, chunks)
+    owner = subprocess.Popen(["sleep", "30"])
+    try:
+        job.record.status, job.record.host, job.record.pid = ("running", socket.gethostname(),
+                                                              owner.pid)
+        job._save(mirror=False)
+        assert job.record.shown_status == "running"
+        with pytest.raises(KgragError, match=f"already running as process {owner.pid}"):
+            _job(platform, [], tmp_path, test_domain, chunks)
+    finally:
+        owner.kill()
+        owner.wait()
+    # its process is gone (killed hard): shown as stale, and the same command resumes it
+    again, _ = _job(platform, [_reply((1, "fox", "lives in", "forest"))], tmp_path,
+                    test_domain, chunks)
+    assert again.record.shown_status == "stale"
+    assert again.run(progress=False).status == "done"
