@@ -438,7 +438,8 @@ def _print_jobs(jobs: list) -> None:
                   "model", "updated")
     for j in jobs:
         in_graph = f" (+{j.records_in_graph} in graph)" if j.records_in_graph else ""
-        table.add_row(j.id, j.domain, j.shown_status, f"{j.records_done}/{j.records_total}{in_graph}",
+        table.add_row(j.id, j.domain, j.shown_status,
+                      f"{j.records_done}/{j.records_total}{in_graph}",
                       f"{j.records_failed} ({100 * j.parse_failure_rate:.1f}%)",
                       str(j.triples), f"{j.records_per_minute:.1f}", j.model, j.updated)
     console.print(table)
