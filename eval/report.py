@@ -24,7 +24,15 @@ from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
 from eval.geval import DIMENSIONS
 from eval.html import markdown_to_html
 from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
-from eval.scoring import Interval, MethodMetrics, PairTest, RunMetrics, SameQuestions, score_run
+from eval.scoring import (
+    EvidenceSplit,
+    Interval,
+    MethodMetrics,
+    PairTest,
+    RunMetrics,
+    SameQuestions,
+    score_run,
+)
 from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
 
 __all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
@@ -172,8 +180,27 @@ def markdown(metrics: RunMetrics) -> str:
                   f"{t.p_value:.4f} |" for t in metrics.pairs]
     if metrics.same is not None:
         lines += _same_section(metrics.same)
+    if metrics.evidence_split:
+        lines += _evidence_section(metrics.evidence_split)
     lines += [""] + [f"> {n}" for n in metrics.notes]
     return "\n".join(lines) + "\n"
+
+
+def _p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else "<0.001"
+
+
+def _evidence_section(rows: list[EvidenceSplit]) -> list[str]:
+    ref = rows[0].reference
+    lines = ["", "### KG methods by the evidence they had", "",
+             f"Each KG method's correct answers on the questions where it had KG evidence "
+             f"(with and without the correct option's text in it) or none, beside `{ref}` "
+             "(closed book) on exactly those questions; McNemar exact p.", "",
+             f"| method | questions | n | correct | `{ref}` correct | p |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r.method} | {r.subset} | {r.n} | {r.correct} | {r.reference_correct} | "
+              f"{_p(r.p_value)} |" for r in rows]
+    return lines
 
 
 def _same_section(same: SameQuestions) -> list[str]:

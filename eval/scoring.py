@@ -105,6 +105,20 @@ class SameQuestions(BaseModel):
     left_out: list[str] = Field(default_factory=list)
 
 
+class EvidenceSplit(BaseModel):
+    """A KG method's multiple-choice answers split by the evidence it had, beside a
+    closed-book method (`llm`, else `cot`) on exactly the same questions: where the graph's
+    evidence helped, where it misled, where there was none. `p_value`: McNemar exact."""
+
+    method: str
+    reference: str
+    subset: str
+    n: int
+    correct: int
+    reference_correct: int
+    p_value: float
+
+
 class RunMetrics(BaseModel):
     run: str
     dataset: str
@@ -112,6 +126,7 @@ class RunMetrics(BaseModel):
     methods: dict[str, MethodMetrics]
     pairs: list[PairTest] = Field(default_factory=list)
     same: SameQuestions | None = None  # `kgrag score --same K`
+    evidence_split: list[EvidenceSplit] = Field(default_factory=list)
     geval: GevalCost | None = None  # the judge and its cost per answer
     notes: list[str] = Field(default_factory=list)
     domain: str | None = None
@@ -181,6 +196,39 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.passage_em = _interval([float(bool(d["passage_em"])) for d in progress])
         m.passage_recall = float(np.mean([float(d["passage_recall"]) for d in progress]))
     return m, scores
+
+
+SPLITS = (("KG evidence", lambda ln: ln.prediction.setting == "kg"),
+          ("KG evidence with the answer",
+           lambda ln: ln.prediction.setting == "kg" and evidence_has_answer(ln)),
+          ("KG evidence without the answer",
+           lambda ln: ln.prediction.setting == "kg" and not evidence_has_answer(ln)),
+          ("no KG evidence", lambda ln: ln.prediction.setting == "kg-none"))
+
+
+def evidence_split(order: list[str], by_method: Mapping[str, list[RunLine]]
+                   ) -> list[EvidenceSplit]:
+    """For every KG method of a multiple-choice run, its accuracy on the questions where
+    it had KG evidence (with and without the correct option in it) and where it had none,
+    against the closed-book reference on the same questions. Empty subsets are left out."""
+    reference = next((m for m in ("llm", "cot") if m in order), None)
+    if reference is None:
+        return []
+    ref = {ln.question.id: ln for ln in by_method[reference]}
+    rows = []
+    for name in order:
+        lines = [ln for ln in by_method[name] if ln.question.is_multiple_choice
+                 and ln.prediction.setting.startswith("kg") and ln.question.id in ref]
+        for subset, keep in SPLITS:
+            chosen = [ln for ln in lines if keep(ln)]
+            if not chosen:
+                continue
+            a = [per_question_scores(ln)["correct"] > 0 for ln in chosen]
+            b = [per_question_scores(ref[ln.question.id])["correct"] > 0 for ln in chosen]
+            rows.append(EvidenceSplit(method=name, reference=reference, subset=subset,
+                                      n=len(chosen), correct=sum(a), reference_correct=sum(b),
+                                      p_value=mcnemar(a, b).p_exact))
+    return rows
 
 
 def evidence_has_answer(line: RunLine) -> bool:
@@ -304,6 +352,7 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
                          domain=config.domain, graph=config.graph)
     if same is not None:
         metrics.same = same_questions(order, by_method, same)
+    metrics.evidence_split = evidence_split(order, by_method)
     if judge is not None:
         from eval.geval import geval_cost
 

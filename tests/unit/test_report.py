@@ -160,3 +160,39 @@ def test_run_config_reads_configs_written_before_code_versions(tmp_path: Path) -
                   seed=42, kgrag_version="0.1.0", git_revision="abc", prompts_digest="p",
                   cypher_digest="c")
     assert RunConfig.model_validate(fields).code_version == "0.1.0+abc"
+
+
+def test_evidence_split_compares_kg_answers_with_the_closed_book_on_the_same_questions(
+) -> None:
+    from eval.report import _evidence_section
+    from eval.runner import RunLine
+    from eval.scoring import evidence_split
+    from kgrag.types import Choice
+
+    def line(i: int, method: str, answer: str, setting: str, evidence: str = "") -> RunLine:
+        q = Question(id=f"q{i}", text="?", kind="multiple_choice", answers=["A"],
+                     choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")])
+        return RunLine(question=q, prediction=Prediction(
+            question_id=q.id, method=method, answer=answer, setting=setting,
+            evidence=[evidence] if evidence else []))
+
+    by_method = {
+        "llm": [line(i, "llm", "A", "closed-book") for i in range(5)],
+        "kg-vanilla": [line(0, "kg-vanilla", "A", "kg", "Evidence 1: bread - baked in - oven"),
+                       line(1, "kg-vanilla", "B", "kg", "Evidence 1: milk - kept in - fridge"),
+                       line(2, "kg-vanilla", "B", "kg", "Evidence 1: milk - kept in - fridge"),
+                       line(3, "kg-vanilla", "A", "kg-none")],
+    }  # q4: the KG method has not answered it yet, so no subset holds it
+    rows = {r.subset: r for r in evidence_split(["llm", "kg-vanilla"], by_method)}
+    assert [r.method for r in rows.values()] == ["kg-vanilla"] * 4
+    assert (rows["KG evidence"].n, rows["KG evidence"].correct,
+            rows["KG evidence"].reference_correct) == (3, 1, 3)
+    assert (rows["KG evidence with the answer"].n,
+            rows["KG evidence with the answer"].correct) == (1, 1)
+    assert (rows["KG evidence without the answer"].n,
+            rows["KG evidence without the answer"].correct) == (2, 0)
+    assert rows["no KG evidence"].n == 1 and rows["no KG evidence"].reference == "llm"
+    # no closed-book method in the run: nothing to compare with
+    assert evidence_split(["kg-vanilla"], {"kg-vanilla": by_method["kg-vanilla"]}) == []
+    table = "\n".join(_evidence_section(list(rows.values())))
+    assert "| kg-vanilla | KG evidence without the answer | 2 | 0 | 2 | 0.500 |" in table
