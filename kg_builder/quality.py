@@ -1,15 +1,18 @@
 """The graph-quality report of one domain (`kgrag graph stats`).
 
-Counts come from one Cypher statement (`cypher/kg/stats.cypher`); duplicate candidates
-left are what entity resolution would still merge; the parse-failure rate comes from the
-domain's latest build job.
+Counts come from one Cypher statement (`cypher/kg/stats.cypher`); connected components and
+the relation-kind mix from the domain's facts (`cypher/kg/edges.cypher`, union-find here:
+Community Edition has no GDS); duplicate candidates left are what entity resolution would
+still merge; the parse-failure rate comes from the domain's latest build job.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kg_builder.jobs import list_jobs
 from kg_builder.resolution import resolution_rows
@@ -25,6 +28,8 @@ class QualityReport(BaseModel):
     relations: int
     mean_degree: float
     orphan_entities: int
+    components: int = 0  # connected components, facts taken as undirected; orphans count
+    largest_component_share: float = 0.0  # of all entities; a walk never leaves its own
     chunks: int
     facts_with_provenance: int
     provenance_rate: float
@@ -35,6 +40,30 @@ class QualityReport(BaseModel):
     last_job_status: str | None
     extraction_records_per_minute: float | None
     triples_per_record: float | None
+    relation_kinds: dict[str, int] = Field(default_factory=dict)
+
+
+def components(keys: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[int]:
+    """Sizes of the connected components of an undirected graph, largest first.
+
+    >>> components("abcde", [("a", "b"), ("b", "c"), ("d", "d")])
+    [3, 1, 1]
+    """
+    parent = {k: k for k in keys}
+
+    def root(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for h, t in edges:
+        parent.setdefault(h, h)
+        parent.setdefault(t, t)
+        a, b = root(h), root(t)
+        if a != b:
+            parent[a] = b
+    return sorted(Counter(root(k) for k in parent).values(), reverse=True)
 
 
 def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> QualityReport:
@@ -47,9 +76,14 @@ def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> Qual
     dupes = sum(len(r["merge"]) for r in resolution_rows(p.store, domain)[0]) if duplicates else 0
     jobs = list_jobs(p.settings.home, domain)
     job = jobs[0] if jobs else None
+    facts = p.store.read("kg/edges", {"domain": domain})
+    sizes = components([], ((f["h"], f["t"]) for f in facts))
+    n_components = len(sizes) + s["orphans"]
     return QualityReport(
         domain=domain, entities=s["entities"], relations=s["relations"],
         mean_degree=2 * s["relations"] / s["entities"], orphan_entities=s["orphans"],
+        components=n_components,
+        largest_component_share=(sizes[0] if sizes else 1) / s["entities"],
         chunks=s["chunks"], facts_with_provenance=s["with_provenance"],
         provenance_rate=s["with_provenance"] / s["relations"] if s["relations"] else 0.0,
         entities_without_embedding=s["without_embedding"], duplicate_candidates_left=dupes,
@@ -57,4 +91,5 @@ def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> Qual
         last_job=job.id if job else None, last_job_status=job.shown_status if job else None,
         extraction_records_per_minute=job.records_per_minute if job else None,
         triples_per_record=(job.triples / job.records_done) if job and job.records_done else None,
+        relation_kinds=dict(Counter(str(f["k"]) for f in facts).most_common()),
     )

@@ -526,6 +526,8 @@ def graph_stats(
         return
     table = Table("measure", "value")
     for key, value in report.model_dump().items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v:,}" for k, v in value.items())
         table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
     console.print(table)
 

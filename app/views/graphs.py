@@ -60,7 +60,7 @@ def _minutes_since(iso: str) -> float | None:
 
 
 def _job_row(j: JobRecord) -> dict[str, Any]:
-    return {"job": j.id, "status": j.status, "records": f"{j.records_done}/{j.records_total}",
+    return {"job": j.id, "status": j.shown_status, "records": f"{j.records_done}/{j.records_total}",
             "parse failures": f"{100 * j.parse_failure_rate:.1f}%", "triples": j.triples,
             "records/min": round(j.records_per_minute, 1), "model": j.model,
             "started": j.started, "updated": j.updated}
@@ -85,6 +85,14 @@ def quality_section(p: Platform, domain: str) -> None:
                    else f"{100 * q.parse_failure_rate:.1f}%")
     cols[3].metric("triples / record", "–" if q.triples_per_record is None
                    else f"{q.triples_per_record:.2f}")
+    cols = st.columns(4)
+    cols[0].metric("connected components", f"{q.components:,}")
+    cols[1].metric("largest component", f"{100 * q.largest_component_share:.0f}%",
+                   help="Share of the entities in the largest connected component: a "
+                        "path search never leaves the component of its start entity.")
+    if q.relation_kinds:
+        st.caption("relation kinds: " + ", ".join(f"{k} {v:,}"
+                                                  for k, v in q.relation_kinds.items()))
     if q.last_job:
         st.caption(f"last build job: {q.last_job} ({q.last_job_status})")
 

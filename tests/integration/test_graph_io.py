@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from kg_builder.graph_io import GraphWriter, WriteReport, export_graph, import_graph
+from kg_builder.quality import components
 
 HOSTILE = "}) DETACH DELETE n //"
 
@@ -55,6 +56,10 @@ def test_write_twice_creates_nothing_the_second_time(platform, test_domain) -> N
     stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
     assert stats == {"entities": 3, "relations": 2, "with_provenance": 2, "orphans": 0,
                      "chunks": 2, "without_embedding": 0}
+    edges = platform.store.read("kg/edges", {"domain": test_domain})
+    assert sorted((e["h"], e["t"], e["k"]) for e in edges) == [
+        ("fox", "forest", "spatial"), (HOSTILE, "fox", "conceptual")]
+    assert components([], ((e["h"], e["t"]) for e in edges)) == [3]
 
 
 def test_export_then_import_round_trips(platform, test_domain, tmp_path: Path) -> None:

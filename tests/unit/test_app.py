@@ -51,6 +51,8 @@ GRAPH_ROWS = {
     "kg/domains": [{"name": "toy"}],
     "kg/stats": [{"entities": 3, "relations": 2, "with_provenance": 2, "orphans": 0,
                   "chunks": 1, "without_embedding": 0}],
+    "kg/edges": [{"h": "milk", "t": "fridge", "k": "spatial"},
+                 {"h": "cow", "t": "milk", "k": "function"}],
     "browser/entity_search": [{"key": "milk", "name": "milk", "degree": 2}],
     "browser/entity_neighbourhood": [
         {"head": "milk", "head_name": "milk", "predicate": "kept in", "tail": "fridge",
