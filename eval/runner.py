@@ -21,14 +21,13 @@ with their line numbers and reported too.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,7 @@ from eval.datasets import load_dataset
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__
 from kgrag.errors import KgragError
+from kgrag.locks import exclusive
 from kgrag.types import Prediction, Question
 
 if TYPE_CHECKING:
@@ -327,22 +327,12 @@ def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:
     return "; ".join(parts)
 
 
-@contextlib.contextmanager
-def writer_lock(out: Path) -> Iterator[None]:
+def writer_lock(out: Path) -> contextlib.AbstractContextManager[None]:
     """One writer per run directory: two processes appending long prediction lines to
     one file could interleave them. The lock dies with its process (no stale locks)."""
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / ".writer.lock").open("w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise KgragError(f"another `kgrag eval` is writing to {out}",
-                             hint="wait for it to finish (it resumes by question id), or "
-                             "use another --out") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return exclusive(out / ".writer.lock", lambda: KgragError(
+        f"another `kgrag eval` is writing to {out}",
+        hint="wait for it to finish (it resumes by question id), or use another --out"))
 
 
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,

@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
@@ -39,12 +38,14 @@ from kg_builder.graph_io import GraphWriter, WriteReport
 from kg_builder.resolution import merged_key_map, resolve_domain
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError, Neo4jUnavailable
+from kgrag.locks import exclusive, is_locked
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
+LOCK = ".lock"  # held by the `kgrag build` running the job
 
 
 class JobFailure(BaseModel):
@@ -86,29 +87,15 @@ class JobRecord(BaseModel):
     started: str = ""
     updated: str = ""
     resolution: str = ""
-    host: str = ""  # the machine and process running the job, while it runs
-    pid: int = 0
     failures: list[JobFailure] = Field(default_factory=list)
-
-    @property
-    def owner_alive(self) -> bool | None:
-        """Whether the process that runs this job is alive: None when that cannot be
-        told from here (another machine, or a record from before pids were kept)."""
-        if not self.pid or self.host != socket.gethostname():
-            return None
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # alive, another user's
-            return True
-        return True
+    running_here: bool | None = Field(default=None, exclude=True)  # set by `list_jobs`
 
     @property
     def shown_status(self) -> str:
-        """`status`, except that a job marked running whose process is gone (killed
-        hard, machine reset) shows as `stale`: re-running its command resumes it."""
-        if self.status == "running" and self.owner_alive is False:
+        """`status`, except that a job marked running whose `kgrag build` no longer holds
+        the job's lock (killed hard, machine reset) shows as `stale`: re-running its
+        command resumes it."""
+        if self.status == "running" and self.running_here is False:
             return "stale"
         return self.status
 
@@ -148,12 +135,6 @@ class BuildJob:
         self.dir = platform.settings.home / "jobs" / domain / jid
         self.dir.mkdir(parents=True, exist_ok=True)
         old = self._load_record()
-        if old is not None and old.status == "running" and old.owner_alive \
-                and old.pid != os.getpid():
-            raise KgragError(
-                f"build job {jid} ({domain}) is already running as process {old.pid}",
-                hint=f"wait for it, or stop it with `kill {old.pid}` (its progress is kept) "
-                     "and run the command again")
         if old is not None:
             old.limit, old.command = limit, command or old.command
             old.records_total = len({c.document_id for c in self.chunks})
@@ -173,11 +154,19 @@ class BuildJob:
 
     # ------------------------------------------------------------------ run
     def run(self, progress: bool = True) -> JobRecord:
+        """Extract, write and resolve; one process at a time per job (a second
+        `kgrag build` of the same job is refused, not interleaved)."""
+        with exclusive(self.dir / LOCK, lambda: KgragError(
+                f"build job {self.record.id} ({self.domain}) is already running",
+                hint="wait for it, or stop it (Ctrl-C, or `kill` its process: progress is "
+                     "kept) and run the same command again")):
+            return self._run(progress)
+
+    def _run(self, progress: bool) -> JobRecord:
         done = self._replay_saved()
         done |= self._already_in_graph(done)
         todo = [c for c in self.chunks if c.id not in done]
         self.record.status = "running"
-        self.record.host, self.record.pid = socket.gethostname(), os.getpid()
         self._save()
         bar = tqdm(total=len(self.chunks), initial=len(self.chunks) - len(todo), unit="chunk",
                    desc=f"build {self.domain}", disable=not progress, dynamic_ncols=True)
@@ -344,7 +333,11 @@ def job_properties(r: JobRecord) -> dict[str, Any]:
 def list_jobs(home: Path, domain: str | None = None) -> list[JobRecord]:
     base = home / "jobs"
     pattern = f"{domain}/*/job.json" if domain else "*/*/job.json"
-    jobs = [JobRecord.model_validate_json(p.read_text()) for p in base.glob(pattern)]
+    jobs = []
+    for path in base.glob(pattern):
+        job = JobRecord.model_validate_json(path.read_text())
+        job.running_here = is_locked(path.parent / LOCK)
+        jobs.append(job)
     return sorted(jobs, key=lambda j: j.updated, reverse=True)
 
 

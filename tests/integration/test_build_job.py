@@ -192,28 +192,25 @@ def test_disk_full_is_a_clear_error_and_the_rerun_loses_nothing(platform, test_d
     assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 2
 
 
-def test_a_job_running_elsewhere_is_refused_and_a_dead_one_shows_stale(platform, test_domain,
-                                                                       tmp_path):
-    import socket
-    import subprocess
-
+def test_a_running_job_is_refused_and_one_whose_process_died_shows_stale(
+        platform, test_domain, tmp_path):
+    from kg_builder.jobs import LOCK, list_jobs
     from kgrag.errors import KgragError
+    from kgrag.locks import exclusive
 
     chunks = _chunks(test_domain, 2)
     job, _ = _job(platform, [], tmp_path, test_domain, chunks)
-    owner = subprocess.Popen(["sleep", "30"])
-    try:
-        job.record.status, job.record.host, job.record.pid = ("running", socket.gethostname(),
-                                                              owner.pid)
-        job._save(mirror=False)
-        assert job.record.shown_status == "running"
-        with pytest.raises(KgragError, match=f"already running as process {owner.pid}"):
-            _job(platform, [], tmp_path, test_domain, chunks)
-    finally:
-        owner.kill()
-        owner.wait()
-    # its process is gone (killed hard): shown as stale, and the same command resumes it
+    job.record.status = "running"
+    job._save(mirror=False)
+    with exclusive(job.dir / LOCK, lambda: AssertionError("lock taken")):  # a live build
+        assert list_jobs(tmp_path, test_domain)[0].shown_status == "running"
+        second, p2 = _job(platform, [], tmp_path, test_domain, chunks)
+        with pytest.raises(KgragError, match="is already running"):
+            second.run(progress=False)
+        assert p2.chat_model.prompts == []
+    # the process holding the lock is gone (killed hard): stale, and the command resumes
+    assert list_jobs(tmp_path, test_domain)[0].shown_status == "stale"
     again, _ = _job(platform, [_reply((1, "fox", "lives in", "forest"))], tmp_path,
                     test_domain, chunks)
-    assert again.record.shown_status == "stale"
     assert again.run(progress=False).status == "done"
+    assert list_jobs(tmp_path, test_domain)[0].shown_status == "done"
