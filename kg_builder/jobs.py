@@ -73,6 +73,7 @@ class JobRecord(BaseModel):
     records_failed: int = 0
     load_skipped_lines: int = 0
     records_in_graph: int = 0  # skipped: their chunks were already in the graph (an import)
+    records_changed: int = 0  # last run: source text changed since extraction; redone
     triples: int = 0
     triples_rejected: int = 0
     triples_capped: int = 0
@@ -163,8 +164,14 @@ class BuildJob:
             return self._run(progress)
 
     def _run(self, progress: bool) -> JobRecord:
-        done = self._replay_saved()
-        done |= self._already_in_graph(done)
+        stored = self._stored_texts()
+        changed = {c.id for c in self.chunks if c.id in stored and stored[c.id] != c.text}
+        done = self._replay_saved(changed)  # adds chunks changed since this job saved them
+        self.record.records_changed = len({c.document_id for c in self.chunks
+                                           if c.id in changed})
+        if changed:
+            self._retract(changed)
+        done |= self._already_in_graph(done, set(stored) - changed)
         todo = [c for c in self.chunks if c.id not in done]
         self.record.status = "running"
         self._save()
@@ -198,29 +205,57 @@ class BuildJob:
         self._save()
         return self.record
 
-    def _replay_saved(self) -> set[str]:
-        """Re-send saved batches to Neo4j (idempotent) and return the chunk ids done."""
+    def _stored_texts(self) -> dict[str, str]:
+        """The text each chunk of this plan had when it was written to the graph."""
+        rows = self.p.store.read("kg/chunk_texts", {"domain": self.domain,
+                                                    "ids": [c.id for c in self.chunks]})
+        return {r["id"]: r["text"] for r in rows}
+
+    def _replay_saved(self, changed: set[str]) -> set[str]:
+        """Re-send saved batches to Neo4j (idempotent) and return the chunk ids done.
+        Chunks whose source text changed since they were saved (`changed`, or a digest
+        that no longer matches) are left out: they are extracted again."""
         if not self.extractions.is_file():
             return set()
         by_id = {c.id: c for c in self.chunks}
         done: set[str] = set()
         with self.extractions.open(encoding="utf-8") as f:
             lines = [json.loads(line) for line in f if line.strip()]
-        for entry in tqdm(lines, desc="re-sending saved batches", unit="batch", leave=False,
-                          disable=None):
-            batch = [by_id[i] for i in entry["chunk_ids"] if i in by_id]
-            triples = [Triple(**t) for t in entry["triples"]]
+        latest = {i: n for n, entry in enumerate(lines) for i in entry["chunk_ids"]}
+        for n, entry in enumerate(tqdm(lines, desc="re-sending saved batches", unit="batch",
+                                       leave=False, disable=None)):
+            digests = entry.get("digests", {})
+            ids = {i for i in entry["chunk_ids"] if latest[i] == n}  # later entries win
+            stale = {i for i in ids if i in changed or (
+                i in digests and i in by_id and digests[i] != text_digest(by_id[i].text))}
+            changed |= stale
+            keep = ids - stale
+            batch = [by_id[i] for i in entry["chunk_ids"] if i in by_id and i in keep]
+            triples = [t for t in (Triple(**t) for t in entry["triples"])
+                       if t.record_id in keep]
             self._write_rows(batch, triples, WriteReport(self.domain))
-            done.update(entry["chunk_ids"])
+            done |= keep
         return done
 
-    def _already_in_graph(self, done: set[str]) -> set[str]:
-        """Chunks of this plan that the graph already holds though this job did not write
-        them: an imported export, or a job whose local state is gone (another machine).
-        Their extraction is not redone; to rebuild them, delete the domain first."""
-        ids = [c.id for c in self.chunks if c.id not in done]
-        found = {r["id"] for r in self.p.store.read("kg/chunk_ids",
-                                                     {"domain": self.domain, "ids": ids})}
+    def _retract(self, changed: set[str]) -> None:
+        """Take back what chunks whose source text changed contributed (facts keep their
+        other sources), so that extracting them again replaces, not adds."""
+        ids = sorted(changed)
+        keys = [r["key"] for r in self.p.store.run("kg/retract_chunks",
+                                                   {"domain": self.domain, "ids": ids})]
+        docs = sorted({c.document_id for c in self.chunks if c.id in changed})
+        gone = self.p.store.run("kg/delete_orphans",
+                                {"domain": self.domain, "keys": keys, "docs": docs})[0]
+        log.warning("%d chunk(s) of %s changed since they were extracted: their facts were "
+                 "retracted (%d entities left without facts deleted); extracting them again",
+                 len(ids), self.domain, gone["entities"])
+
+    def _already_in_graph(self, done: set[str], stored: set[str]) -> set[str]:
+        """Chunks of this plan that the graph already holds (`stored`, unchanged) though
+        this job did not write them: an imported export, or a job whose local state is
+        gone (another machine). Their extraction is not redone; to rebuild them, delete
+        the domain first."""
+        found = {c.id for c in self.chunks if c.id not in done and c.id in stored}
         if found:
             log.info("%d chunk(s) already in the %s graph are skipped", len(found),
                      self.domain)
@@ -232,6 +267,7 @@ class BuildJob:
     def _append(self, batch: Sequence[Chunk], result: ExtractionResult) -> None:
         entry = {
             "chunk_ids": [c.id for c in batch],
+            "digests": {c.id: text_digest(c.text) for c in batch},
             "triples": [vars(t) for t in result.all_triples()],
             "failures": [{"record_ids": list(f.record_ids), "error": f.error,
                           "raw_reply": f.raw_reply} for f in result.failures],
@@ -286,6 +322,10 @@ class BuildJob:
         tmp.replace(path)
         if mirror:
             self.p.store.run("kg/merge_job", {"job": job_properties(self.record)})
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def chunk_row(c: Chunk) -> dict[str, Any]:

@@ -438,6 +438,7 @@ def _print_jobs(jobs: list) -> None:
                   "model", "updated")
     for j in jobs:
         in_graph = f" (+{j.records_in_graph} in graph)" if j.records_in_graph else ""
+        in_graph += f" ({j.records_changed} edited, redone)" if j.records_changed else ""
         table.add_row(j.id, j.domain, j.shown_status,
                       f"{j.records_done}/{j.records_total}{in_graph}",
                       f"{j.records_failed} ({100 * j.parse_failure_rate:.1f}%)",

@@ -214,3 +214,57 @@ def test_a_running_job_is_refused_and_one_whose_process_died_shows_stale(
                     test_domain, chunks)
     assert again.run(progress=False).status == "done"
     assert list_jobs(tmp_path, test_domain)[0].shown_status == "done"
+
+
+def _facts(platform, domain) -> dict[tuple[str, str, str], list[str]]:
+    return {(f["h"], f["r"], f["t"]): sorted(f["chunks"])
+            for f in platform.store.read("kg/export_facts", {"domain": domain})}
+
+
+def test_an_edited_record_is_retracted_and_extracted_again(platform, test_domain, tmp_path):
+    chunks = _chunks(test_domain, 2)
+    c0, c1 = (c.id for c in chunks)
+    first, _ = _job(platform, [_reply((1, "fox", "lives in", "forest"), (1, "fox", "eats",
+                                                                           "mice"),
+                                      (2, "fox", "lives in", "forest"))],
+                    tmp_path, test_domain, chunks)
+    first.run(progress=False)
+    assert _facts(platform, test_domain) == {("fox", "lives in", "forest"): [c0, c1],
+                                             ("fox", "eats", "mice"): [c0]}
+    edited = [chunks[0].model_copy(update={"text": "Record 0, rewritten: foxes hunt rabbits."}),
+              chunks[1]]
+    again, p2 = _job(platform, [_reply((1, "fox", "hunts", "rabbit"))], tmp_path,
+                     test_domain, edited)
+    record = again.run(progress=False)
+    assert len(p2.chat_model.prompts) == 1 and "rewritten" in p2.chat_model.prompts[0][-1].content
+    assert record.records_changed == 1
+    # the fact the other record also supports stays, with that record as its only source
+    assert _facts(platform, test_domain) == {("fox", "lives in", "forest"): [c1],
+                                             ("fox", "hunts", "rabbit"): [c0]}
+    keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}
+    assert "mice" not in keys  # no fact names it any more
+    texts = platform.store.read("kg/chunk_texts", {"domain": test_domain, "ids": [c0]})
+    assert texts[0]["text"].endswith("foxes hunt rabbits.")
+    # unchanged now: a third run asks nothing and changes nothing
+    third, p3 = _job(platform, [], tmp_path, test_domain, edited)
+    assert third.run(progress=False).records_changed == 0 and p3.chat_model.prompts == []
+    assert len(_facts(platform, test_domain)) == 2
+
+
+def test_saved_extractions_of_an_edited_record_are_not_replayed(platform, test_domain,
+                                                                tmp_path):
+    """The graph is gone (dropped), the job's saved batches remain: replaying them must
+    not bring back what the record said before it was edited."""
+    chunks = _chunks(test_domain, 2)
+    first, _ = _job(platform, [_reply((1, "fox", "eats", "mice"), (2, "owl", "lives in",
+                                                                     "forest"))],
+                    tmp_path, test_domain, chunks)
+    first.run(progress=False)
+    platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
+    edited = [chunks[0].model_copy(update={"text": "Record 0, rewritten."}), chunks[1]]
+    again, p2 = _job(platform, [_reply((1, "fox", "hunts", "rabbit"))], tmp_path,
+                     test_domain, edited)
+    record = again.run(progress=False)
+    assert len(p2.chat_model.prompts) == 1 and record.records_changed == 1
+    assert set(_facts(platform, test_domain)) == {("owl", "lives in", "forest"),
+                                                  ("fox", "hunts", "rabbit")}
