@@ -247,8 +247,8 @@ class BuildJob:
         gone = self.p.store.run("kg/delete_orphans",
                                 {"domain": self.domain, "keys": keys, "docs": docs})[0]
         log.warning("%d chunk(s) of %s changed since they were extracted: their facts were "
-                 "retracted (%d entities left without facts deleted); extracting them again",
-                 len(ids), self.domain, gone["entities"])
+                    "retracted (%d entities left without facts deleted); extracting them "
+                    "again", len(ids), self.domain, gone["entities"])
 
     def _already_in_graph(self, done: set[str], stored: set[str]) -> set[str]:
         """Chunks of this plan that the graph already holds (`stored`, unchanged) though
