@@ -382,16 +382,24 @@ def list_jobs(home: Path, domain: str | None = None) -> list[JobRecord]:
 
 
 def export_meta(p: Platform, domain: str) -> dict[str, Any]:
-    """What an export records about how its graph was built (latest finished job)."""
-    jobs = [j for j in list_jobs(p.settings.home, domain) if j.status == "done"]
+    """What an export records about how its graph was built: the latest job that extracted
+    anything (finished or not: a partial graph is exported too, and says so in
+    `job_status`) and, under `jobs`, every build job of the domain on this machine."""
+    jobs = [j for j in list_jobs(p.settings.home, domain) if j.records_done]
     meta: dict[str, Any] = {"exported": _now(), "git_revision": _git_revision(),
                             "embedding_model": p.settings.embedding.model}
     if jobs:
         j = jobs[0]
         meta.update(model=j.model, model_sha256=j.model_sha256, prompt_hash=j.prompt_hash,
                     command=j.command, sources=j.sources, limit=j.limit, job_id=j.id,
-                    records=j.records_done, parse_failure_rate=round(j.parse_failure_rate, 4),
+                    job_status=j.shown_status, records=j.records_done,
+                    parse_failure_rate=round(j.parse_failure_rate, 4),
                     records_per_minute=round(j.records_per_minute, 2))
+        meta["jobs"] = [{"id": k.id, "model": k.model, "prompt_hash": k.prompt_hash,
+                         "command": k.command, "status": k.shown_status,
+                         "records": k.records_done, "triples": k.triples,
+                         "failed": k.records_failed, "started": k.started,
+                         "updated": k.updated} for k in jobs]
     return meta
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kg_builder.extract import ExtractConfig
-from kg_builder.jobs import BuildJob
+from kg_builder.jobs import BuildJob, export_meta
 from kg_builder.sources import Chunk
 from kgrag.config import Settings
 from kgrag.errors import Neo4jUnavailable
@@ -79,6 +79,10 @@ def test_interrupted_job_resumes_where_it_stopped(platform, test_domain, tmp_pat
     with pytest.raises(KeyboardInterrupt):
         job.run(progress=False)
     assert job.record.status == "interrupted" and job.record.records_done == 2
+    meta = export_meta(p, test_domain)  # an export of the partial graph says how it was made
+    assert (meta["job_id"], meta["job_status"], meta["records"]) == (job.record.id,
+                                                                     "interrupted", 2)
+    assert meta["model"] == p.settings.model.chat and len(meta["jobs"]) == 1
     resumed, p2 = _job(platform, [_reply((1, "owl", "lives in", "forest"))], tmp_path,
                        test_domain, chunks)
     record = resumed.run(progress=False)
