@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from kg_builder.resolve import ResolveConfig, resolve_entities
+from kg_builder.resolve import IDENTITY, ResolveConfig, resolve_entities
 from kgrag.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,10 @@ def resolution_rows(store: GraphStore, domain: str, config: ResolveConfig | None
         return [], len(ents), 0
     names = [e["name"] for e in ents]
     vecs = np.asarray([e["embedding"] for e in ents], dtype=np.float32)
-    res = resolve_entities(names, vecs, domain, config=config or GRAPH_RESOLVE)
+    index = {e["key"]: i for i, e in enumerate(ents)}
+    apart = [(index[f["h"]], index[f["t"]]) for f in store.read("kg/edges", {"domain": domain})
+             if f["h"] in index and f["t"] in index and not IDENTITY.search(f["r"] or "")]
+    res = resolve_entities(names, vecs, domain, config=config or GRAPH_RESOLVE, apart=apart)
     rows = []
     for cluster in res.clusters:
         if len(cluster.members) < 2:

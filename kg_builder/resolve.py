@@ -13,6 +13,11 @@ Rules, in order (all thresholds in `ResolveConfig`):
 3. Merges are transitive (union-find); each cluster's canonical name is its most
    frequent display name, then the shortest, then the alphabetically first; the other
    names are kept as aliases.
+4. Names the graph itself relates (`apart`: a fact between them, such as "joint military
+   exercises - is a - military exercise") are never put in one cluster, directly or
+   through a third name: the extractor said they are two things. Facts that say two
+   names are one (`IDENTITY`: "also called", "known as", "abbreviation of", …) do not
+   count.
 
 Names of different domains are never compared: the domain is part of every key.
 
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -46,6 +51,9 @@ from kg_builder.normalize import content_words, entity_key
 
 _JOINERS = re.compile(r"[-‐‑–—_/]+")
 _APOSTROPHES = re.compile(r"['’]")
+# Predicates that say their two names are one entity (rule 4 ignores such facts).
+IDENTITY = re.compile(r"\b(also called|also known as|known as|same as|synonym|abbreviat\w*|"
+                      r"aka|stands for|short for|spelled|equivalent to|another name)\b")
 _NEGATIONS = frozenset({"no", "not", "non", "without", "anti", "never"})
 _OPPOSED_PREFIXES = (
     ("hyper", "hypo"), ("pre", "post"), ("ante", "post"), ("over", "under"),
@@ -117,10 +125,12 @@ class _UnionFind:
 
 def resolve_entities(names: Sequence[str], embeddings: np.ndarray,
                      domains: Sequence[str] | str, *, counts: Sequence[int] | None = None,
-                     config: ResolveConfig | None = None) -> Resolution:
+                     config: ResolveConfig | None = None,
+                     apart: Iterable[tuple[int, int]] = ()) -> Resolution:
     """Cluster `names` (display names; `embeddings` row i is name i's L2-normalised
     vector; `domains` one per name or one for all; `counts` how often each name was
-    extracted, default 1) — see the module docstring for the rules and their cost."""
+    extracted, default 1; `apart` index pairs never to cluster together, rule 4) — see
+    the module docstring for the rules and their cost."""
     cfg = config or ResolveConfig()
     n = len(names)
     doms = [domains] * n if isinstance(domains, str) else list(domains)
@@ -137,9 +147,19 @@ def resolve_entities(names: Sequence[str], embeddings: np.ndarray,
     pairs = _token_pairs(rep_ids, forms, doms, cfg.max_block_size)
     if cfg.neighbours:
         pairs |= _knn_pairs(rep_ids, embeddings, doms, cfg)
+    away: dict[int, set[int]] = defaultdict(set)  # cluster root → names it must not join
+    for a, b in apart:
+        away[uf.find(a)].add(b)
+        away[uf.find(b)].add(a)
     merges = 0
     for i, j in _similar(sorted(pairs), embeddings, forms, cfg):
-        merges += uf.union(i, j)
+        ri, rj = uf.find(i), uf.find(j)
+        if ri == rj or any(uf.find(k) == rj for k in away.get(ri, ())):
+            continue
+        uf.union(ri, rj)
+        root = uf.find(ri)
+        away[root] = away.pop(ri, set()) | away.pop(rj, set())
+        merges += 1
     return _clusters(names, keys, doms, weights, uf, len(pairs), merges)
 
 

@@ -148,6 +148,28 @@ def test_entity_resolution_merges_variants_in_neo4j(platform, test_domain):
     assert resolve_domain(platform.store, test_domain).merged_nodes == 0  # idempotent
 
 
+def test_entity_resolution_keeps_names_a_fact_relates_apart(platform, test_domain):
+    """A subtype fact between two spelling-close names: they are two things, not one."""
+    from kg_builder.graph_io import GraphWriter, WriteReport
+    from kg_builder.resolution import resolve_domain
+    from kg_builder.resolve import ResolveConfig
+
+    names = ("military exercise", "military exercises drill", "army")
+    entities = [{"key": k, "name": k, "aliases": []} for k in names]
+    facts = [{"h": "military exercises drill", "r": "is a", "t": "military exercise",
+              "k": "conceptual", "chunks": ["c1"], "conf": 1.0},
+             {"h": "army", "r": "conducts", "t": "military exercise", "k": "function",
+              "chunks": ["c1"], "conf": 1.0}]
+    chunks = [{"id": "c1", "doc": "d", "text": "c1", "source": "s", "title": "", "line": 1}]
+    GraphWriter(platform.store, platform.embedder, test_domain).write(
+        chunks, entities, facts, WriteReport(test_domain))
+    # these thresholds merge the two names when no fact relates them (MiniLM cosine 0.77)
+    lenient = ResolveConfig(min_string_similarity=0.7, min_cosine=0.5, neighbours=2)
+    report = resolve_domain(platform.store, test_domain, lenient)
+    assert report.merged_nodes == 0
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["relations"] == 2
+
+
 def test_chunks_already_in_the_graph_are_not_extracted_again(platform, test_domain, tmp_path):
     """A job whose local state is gone (a new machine, an imported export) skips the chunks
     the graph holds and extracts only the others."""

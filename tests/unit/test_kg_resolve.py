@@ -159,3 +159,26 @@ def test_input_validation_and_empty_input() -> None:
         resolve_entities(["a"], np.zeros((1, DIM)), ["x", "y"])
     empty = resolve_entities([], np.zeros((0, DIM)), "x")
     assert empty.clusters == () and empty.cluster_of.shape == (0,)
+
+
+def test_names_a_fact_relates_stay_apart_directly_and_through_a_third() -> None:
+    vec = Vectors()
+    a = vec.new()
+    names = ["haemoglobin", "hemoglobin", "hemoglobine"]
+    emb = np.stack([a, vec.near(a, 0.95), vec.near(a, 0.95)])
+    knn = ResolveConfig(neighbours=2)
+    assert len(resolve_entities(names, emb, "medical", config=knn).clusters) == 1
+    # a fact between the first two: never one cluster, even through the third
+    kept = resolve_entities(names, emb, "medical", config=knn, apart=[(0, 1)])
+    assert groups(names, kept) == [{"haemoglobin", "hemoglobine"}, {"hemoglobin"}]
+    chained = resolve_entities(names, emb, "medical", config=knn, apart=[(0, 2)])
+    assert groups(names, chained) == [{"haemoglobin", "hemoglobin"}, {"hemoglobine"}]
+
+
+def test_identity_predicates_do_not_keep_names_apart() -> None:
+    from kg_builder.resolve import IDENTITY
+
+    for same in ("also called", "is also known as", "abbreviation of", "same as"):
+        assert IDENTITY.search(same), same
+    for other in ("is a", "type of", "part of", "called for", "recalled"):
+        assert not IDENTITY.search(other), other
