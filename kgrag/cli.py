@@ -431,19 +431,34 @@ def _platform(model: str | None = None, threads: int | None = None) -> Platform:
 
 
 def _print_jobs(jobs: list) -> None:
+    """One row per job, short cells so that 80 columns show them whole (the job id is the
+    start of its folder name under $KGRAG_HOME/jobs/<domain>/)."""
+    from rich import box
+
     if not jobs:
         console.print("no build jobs yet")
         return
-    table = Table("job", "domain", "status", "records", "failed", "triples", "rec/min",
-                  "model", "updated")
+    models = sorted({j.model for j in jobs})
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
+                  show_edge=False)
+    for name in ("job", "domain", "status", "records", "failed", "triples", "rec/min",
+                 "updated", *(["model"] if len(models) > 1 else [])):
+        table.add_column(name, no_wrap=True)
     for j in jobs:
-        in_graph = f" (+{j.records_in_graph} in graph)" if j.records_in_graph else ""
-        in_graph += f" ({j.records_changed} edited, redone)" if j.records_changed else ""
-        table.add_row(j.id, j.domain, j.shown_status,
-                      f"{j.records_done}/{j.records_total}{in_graph}",
-                      f"{j.records_failed} ({100 * j.parse_failure_rate:.1f}%)",
-                      str(j.triples), f"{j.records_per_minute:.1f}", j.model, j.updated)
+        records = f"{j.records_done}/{j.records_total}"
+        records += f"+{j.records_in_graph}" if j.records_in_graph else ""
+        records += f", {j.records_changed} edited" if j.records_changed else ""
+        table.add_row(j.id[:8], j.domain, j.shown_status, records,
+                      f"{j.records_failed} ({100 * j.parse_failure_rate:.0f}%)",
+                      f"{j.triples:,}", f"{j.records_per_minute:.1f}",
+                      j.updated[5:16].replace("T", " "),
+                      *([j.model] if len(models) > 1 else []))
     console.print(table)
+    notes = [f"model: {models[0]}"] if len(models) == 1 else []
+    if any(j.records_in_graph for j in jobs):
+        notes.append("records: extracted/planned, +N skipped (already in the graph)")
+    if notes:
+        console.print("; ".join(notes))
 
 
 # ---------------------------------------------------------------------- graph
