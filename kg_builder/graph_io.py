@@ -280,7 +280,23 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
             continue
         rows[kind].append(rec)  # an entity's "emb" stays base64 until it is stored
     report.stage_seconds["read"] = time.perf_counter() - start
+    if domain != meta["domain"]:  # chunk and document ids are global: give the copy its own
+        _rename_sources(rows, meta["domain"], domain)
     writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory)
     writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _rename_sources(rows: dict[str, list[dict[str, Any]]], old: str, new: str) -> None:
+    """Chunk and document ids start with their domain ("legal:file:record") and are unique
+    across domains. An export loaded under another domain name gets ids of that domain,
+    so the copy's provenance is its own and dropping either leaves the other whole."""
+
+    def rename(i: str) -> str:
+        return f"{new}:{i[len(old) + 1:]}" if i.startswith(f"{old}:") else f"{new}:{i}"
+
+    for c in rows["chunk"]:
+        c["id"], c["doc"] = rename(c["id"]), rename(c["doc"])
+    for f in rows["fact"]:
+        f["chunks"] = [rename(i) for i in f["chunks"]]

@@ -231,3 +231,23 @@ def test_an_export_without_vectors_loads_the_embedder_once(platform, test_domain
 
     report = import_graph(platform.store, None, path, test_domain, embedder_factory=factory)
     assert calls == [1] and report.embedded == report.entities > 0
+
+
+def test_an_export_loaded_under_another_domain_gets_its_own_sources(platform, test_domain,
+                                                                     tmp_path: Path) -> None:
+    GraphWriter(platform.store, HashEmbedder(), test_domain).write(*_rows(),
+                                                                   WriteReport(test_domain))
+    out = tmp_path / "g.jsonl.gz"
+    export_graph(platform.store, test_domain, out, {"model": "test"})
+    before = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    copy = f"{test_domain}-copy"
+    try:
+        report = import_graph(platform.store, None, out, domain=copy)
+        assert (report.entities, report.facts, report.chunks) == (3, 2, 2)
+        stats = platform.store.read("kg/stats", {"domain": copy})[0]
+        assert stats["chunks"] == 2 and stats["with_provenance"] == 2
+        facts = platform.store.read("kg/export_facts", {"domain": copy})
+        assert sorted(c for f in facts for c in f["chunks"]) == [f"{copy}:c1", f"{copy}:c2"]
+    finally:
+        platform.store.run_autocommit("graph/delete_domain", {"domain": copy})
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0] == before
