@@ -147,8 +147,10 @@ async function neo4jBrowser(context, page) {
   const link = page.getByRole('link', { name: /Open in Neo4j Browser/ }).last();
   await link.waitFor({ timeout: 30_000 });
   const url = await link.getAttribute('href');
-  const shown = page.locator('[data-testid="stExpander"]', { hasText: 'Cypher of this subgraph' })
-    .last();
+  // The expander right after that link in the page is the one of the same block (the same
+  // expander also sits, collapsed, inside each start entity's; picking the page's last
+  // one by its title once found a hidden one).
+  const shown = link.locator('xpath=following::*[@data-testid="stExpander"][1]');
   const code = shown.locator('[data-testid="stCode"] code');
   // The radio click reruns the script; a rerun that lands after our click re-renders the
   // expander closed (CI saw this once), so open it until its code is visible.
