@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from kg_builder.jobs import list_jobs
 from kg_builder.resolution import resolution_rows
+from kg_builder.resolve import UnionFind
 from kgrag.errors import KgragError
 
 if TYPE_CHECKING:
@@ -44,26 +45,19 @@ class QualityReport(BaseModel):
 
 
 def components(keys: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[int]:
-    """Sizes of the connected components of an undirected graph, largest first.
+    """Sizes of the connected components of an undirected graph, largest first (the
+    union-find of entity resolution, over key indices).
 
     >>> components("abcde", [("a", "b"), ("b", "c"), ("d", "d")])
     [3, 1, 1]
     """
-    parent = {k: k for k in keys}
-
-    def root(k: str) -> str:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    for h, t in edges:
-        parent.setdefault(h, h)
-        parent.setdefault(t, t)
-        a, b = root(h), root(t)
-        if a != b:
-            parent[a] = b
-    return sorted(Counter(root(k) for k in parent).values(), reverse=True)
+    index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+    pairs = [(index.setdefault(h, len(index)), index.setdefault(t, len(index)))
+             for h, t in edges]
+    uf = UnionFind(len(index))
+    for a, b in pairs:
+        uf.union(a, b)
+    return sorted(Counter(uf.find(i) for i in range(len(index))).values(), reverse=True)
 
 
 def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> QualityReport:

@@ -105,7 +105,7 @@ class Resolution:
         return out
 
 
-class _UnionFind:
+class UnionFind:
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
 
@@ -138,7 +138,7 @@ def resolve_entities(names: Sequence[str], embeddings: np.ndarray,
     if embeddings.shape[0] != n or len(doms) != n or len(weights) != n:
         raise ValueError("names, embeddings, domains and counts must have the same length")
     keys = [entity_key(name) for name in names]
-    uf = _UnionFind(n)
+    uf = UnionFind(n)
     reps: dict[tuple[str, str], int] = {}
     for i, dk in enumerate(zip(doms, keys, strict=True)):
         uf.union(reps.setdefault(dk, i), i)  # rule 1: same domain and key
@@ -255,7 +255,7 @@ def _prefix_flip(x: str, y: str) -> bool:
 
 
 def _clusters(names: Sequence[str], keys: list[str], doms: list[str], weights: list[int],
-              uf: _UnionFind, candidates: int, merges: int) -> Resolution:
+              uf: UnionFind, candidates: int, merges: int) -> Resolution:
     members: dict[int, list[int]] = defaultdict(list)
     for i in range(len(names)):
         members[uf.find(i)].append(i)
