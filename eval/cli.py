@@ -1,7 +1,9 @@
 """`kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
+`kgrag evidence`: what the KG methods retrieve for each question, without answering.
 
     kgrag sweep --dataset csqa --domain commonsense --method metakgrag \\
         --param tau_coverage --values 0.4,0.5,0.6,0.7,0.8 --n 50 --out runs/sweep-tau
+    kgrag evidence --dataset csqa --domain commonsense --n 300 --out runs/evidence-csqa
 
 The root CLI adds the command with `register(app)`.
 """
@@ -18,8 +20,9 @@ console = Console()
 
 
 def register(app: typer.Typer) -> None:
-    """Add `sweep` to the root `kgrag` app."""
+    """Add `sweep` and `evidence` to the root `kgrag` app."""
     app.command("sweep")(sweep)
+    app.command("evidence")(evidence)
 
 
 def sweep(
@@ -53,3 +56,40 @@ def sweep(
     img = plot_sensitivity(param, {f"{manifest.dataset} {method}": points},
                            out_dir / f"sensitivity-{param}.png")
     console.print(f"plot: {img}; report with `kgrag report {out_dir}`")
+
+
+def evidence(
+    dataset: Annotated[str, typer.Option(help="Built-in dataset name or a question file.")],
+    out: Annotated[Path, typer.Option(help="Evidence directory (resumable).")],
+    methods: Annotated[str, typer.Option(help="Comma-separated KG methods.")] = (
+        "kg-vanilla,metakgrag,metakgrag-no-cycle,metakgrag-no-completeness,"
+        "metakgrag-no-relevance,metakgrag-no-restart"),
+    n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Domain graph.")] = None,
+    param: Annotated[str | None, typer.Option(help="A MetaKGConfig field to vary.")] = None,
+    values: Annotated[str | None, typer.Option(help="Its comma-separated values.")] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="Concept prompts decoded together.")
+                        ] = 6,
+    model: Annotated[str | None, typer.Option(help="Chat model (concept extraction).")
+                     ] = None,
+    score_only: Annotated[bool, typer.Option(help="Only rewrite the summary of OUT.")
+                          ] = False,
+    force: Annotated[bool, typer.Option(help="Write into a directory of another config.")
+                     ] = False,
+) -> None:
+    """Gather each KG method's evidence for every question without generating answers:
+    how often the answer's words are in it, under every ablation or parameter value
+    (one concept extraction per question, decoded in parallel batches)."""
+    from eval.evidence import run_evidence, table
+    from eval.evidence import score_only as rescore
+    from kgrag.cli import _platform
+
+    if score_only:
+        summaries = rescore(out)
+    else:
+        p = _platform(model)
+        summaries = run_evidence(p, dataset, out=out, n=n, domain=domain,
+                                 methods=[m.strip() for m in methods.split(",") if m.strip()],
+                                 param=param, values=values, parallel=parallel, force=force)
+    console.print("\n".join(table(summaries)))
+    console.print(f"written: {out / 'evidence.md'}")

@@ -17,13 +17,20 @@ from __future__ import annotations
 import logging
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kgrag.answers import EDGE, extract_answer, has_answer
 from kgrag.errors import KgragError
-from kgrag.llm.base import Capabilities, ChatModel, GenerationParams
+from kgrag.llm.base import (
+    Capabilities,
+    ChatModel,
+    Generation,
+    GenerationParams,
+    Message,
+    chat_stream,
+)
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import package_prompt
 from kgrag.store import GraphStore
@@ -33,7 +40,16 @@ from metakg.config import MetaKGConfig
 from metakg.cycle import match_entities, normalise_concepts
 from metakg.graph import Triple
 from metakg.neo4j_source import browser_query
-from metakg.replies import ConceptsReply, ask_json, concepts_schema
+from metakg.replies import (
+    Asked,
+    Attempt,
+    ConceptsReply,
+    ReplyError,
+    ask_json,
+    concepts_schema,
+    json_params,
+    parse_json,
+)
 from metakg.trace import EvidenceView, MatchView, render_evidence
 
 log = logging.getLogger(__name__)
@@ -79,6 +95,17 @@ class Context:
     retrievals: int = 0
 
 
+@dataclass(frozen=True)
+class Gathered:
+    """What a KG method found for one question before it answers (`KGMethod.gather`)."""
+
+    ctx: Context
+    triples: list[Triple]  # stored orientation, entity keys
+    lines: list[str]  # "Evidence i: h r t", as the answer prompt shows them
+    starts: tuple[str, ...]
+    retrieval_ms: float  # without the LLM
+
+
 class KGMethod(QAMethod):
     """Base of the graph methods; see the module docstring.
 
@@ -87,7 +114,7 @@ class KGMethod(QAMethod):
     """
 
     needs: ClassVar[Capabilities] = Capabilities(json_schema=True)
-    concept_tokens: ClassVar[int] = 160
+    llm_in_retrieval: ClassVar[bool] = False  # True: `_retrieve` asks the model (ToG)
     answer_tokens: ClassVar[dict[bool, int]] = {True: 128, False: 320}  # by is-MCQ
 
     def __init__(self, model: ChatModel, backend: GraphBackend, domain: str | None = None,
@@ -99,9 +126,25 @@ class KGMethod(QAMethod):
 
     # ------------------------------------------------------------------ the template
     def _answer(self, question: Question, trace: Trace) -> Answer:
+        found = self.gather(question, trace)
+        text = self._generate(found.ctx, "\n".join(found.lines) if found.lines else NO_EVIDENCE)
+        return Answer(text=text, evidence=found.lines, retrievals=found.ctx.retrievals,
+                      setting="kg" if found.triples else "kg-none")
+
+    def gather(self, question: Question, trace: Trace,
+               concepts: Sequence[str] | None = None) -> Gathered:
+        """Everything before GenerateAnswer: domain check, ExtractConcepts (skipped when
+        `concepts` are given, e.g. from `extract_concepts_many`), MatchEntities, the
+        subclass's retrieval and the evidence step. `kgrag evidence` calls this alone."""
         meter = Meter(self.model, self.store)
         domain = self._domain(question, trace, meter)
-        concepts = self._concepts(question, domain, trace, meter)
+        if concepts is None:
+            concepts = self._concepts(question, domain, trace, meter)
+        else:
+            concepts = normalise_concepts(list(concepts), self.config.max_concepts)
+            trace.add("concepts", f"{len(concepts)} concepts (given): "
+                      f"{', '.join(concepts) or '(none)'}", concepts=list(concepts),
+                      given=True, **meter.take())
         start, llm0, cy0 = time.perf_counter(), meter.llm_seconds(), meter.cypher_seconds()
         graph = self.backend.open(domain, embedding_text(question), concepts)
         ctx = Context(question, domain, tuple(concept_name(c) for c in concepts), graph, trace,
@@ -110,10 +153,8 @@ class KGMethod(QAMethod):
         triples = self._retrieve(ctx, starts) if starts else []
         retrieval_ms = 1000 * (time.perf_counter() - start - (meter.llm_seconds() - llm0))
         self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0))
-        lines = render_evidence(triples, graph.name)
-        text = self._generate(ctx, "\n".join(lines) if lines else NO_EVIDENCE)
-        return Answer(text=text, evidence=lines, retrievals=ctx.retrievals,
-                      setting="kg" if triples else "kg-none")
+        return Gathered(ctx, triples, render_evidence(triples, graph.name), starts,
+                        retrieval_ms)
 
     @abstractmethod
     def _retrieve(self, ctx: Context, starts: Sequence[str]) -> list[Triple]:
@@ -143,11 +184,8 @@ class KGMethod(QAMethod):
                   ) -> tuple[str, ...]:
         """ExtractConcepts (Alg. 1 line 1). Policy: retry once, then no concepts."""
         cfg = self.config
-        messages = package_prompt(__file__, "concepts").render(
-            domain=domain, question=prompt_question(question), max_concepts=cfg.max_concepts)
-        asked = ask_json(self.model, messages, ConceptsReply, concepts_schema(cfg.max_concepts),
-                         example='{"concepts": ["first concept", "second concept"]}',
-                         max_tokens=self.concept_tokens)
+        asked = ask_concepts(self.model, concept_messages(question, domain, cfg.max_concepts),
+                             cfg.max_concepts)
         concepts = normalise_concepts(asked.value.concepts if asked.value else [],
                                       cfg.max_concepts)
         if asked.value is None:
@@ -234,6 +272,54 @@ class KGMethod(QAMethod):
         ctx.trace.add("answer", answer, forced=True, reply=reply.text,
                       completion_tokens=reply.completion_tokens, **ctx.meter.take())
         return f"{reasoning}\nSo the answer is: {answer}"
+
+
+CONCEPT_TOKENS = 160
+CONCEPT_EXAMPLE = '{"concepts": ["first concept", "second concept"]}'
+
+
+def concept_messages(question: Question, domain: str, max_concepts: int) -> list[Message]:
+    """The ExtractConcepts prompt (`prompts/concepts.txt`) for one question."""
+    return package_prompt(__file__, "concepts").render(
+        domain=domain, question=prompt_question(question), max_concepts=max_concepts)
+
+
+def ask_concepts(model: ChatModel, messages: Sequence[Message], max_concepts: int,
+                 first: Generation | None = None) -> Asked[ConceptsReply]:
+    """One ExtractConcepts call with `ask_json`'s policy (retry once, then give up)."""
+    return ask_json(model, messages, ConceptsReply, concepts_schema(max_concepts),
+                    example=CONCEPT_EXAMPLE, max_tokens=CONCEPT_TOKENS, first=first)
+
+
+def extract_concepts_many(model: ChatModel, questions: Sequence[Question], domain: str,
+                          max_concepts: int, *, parallel: int = 6,
+                          on_done: Callable[[int, tuple[str, ...] | None], None] | None = None,
+                          ) -> list[tuple[str, ...] | None]:
+    """ExtractConcepts for many questions at once: the first attempts decoded together
+    (`chat_stream`: parallel llama.cpp sequences sharing the prompt's common prefix), a
+    retry one by one for a bad reply. None where both attempts failed. Replies can
+    differ in the last bits from one-at-a-time ones (other batch shapes)."""
+    convs = [concept_messages(q, domain, max_concepts) for q in questions]
+    params = json_params(concepts_schema(max_concepts), CONCEPT_TOKENS)
+    out: list[tuple[str, ...] | None] = [None] * len(questions)
+    bad: list[tuple[int, Generation]] = []  # retried after the batch: the model is busy
+
+    def done(i: int, asked: Asked[ConceptsReply]) -> None:
+        out[i] = (normalise_concepts(asked.value.concepts, max_concepts)
+                  if asked.value is not None else None)
+        if on_done is not None:
+            on_done(i, out[i])
+
+    for i, reply in chat_stream(model, [(c, params) for c in convs], parallel=parallel):
+        try:
+            value = parse_json(reply.text, ConceptsReply)
+        except ReplyError:
+            bad.append((i, reply))
+            continue
+        done(i, Asked(value, (Attempt(reply.text, None),)))
+    for i, reply in bad:
+        done(i, ask_concepts(model, convs[i], max_concepts, first=reply))
+    return out
 
 
 def prompt_question(q: Question) -> str:

@@ -120,17 +120,19 @@ class Asked(Generic[T]):
 
 def ask_json(model: ChatModel, messages: Sequence[Message], reply: type[T],
              schema: dict[str, Any], *, example: str, max_tokens: int,
-             check: Callable[[T], None] | None = None, seed: int | None = None) -> Asked[T]:
+             check: Callable[[T], None] | None = None, seed: int | None = None,
+             first: Generation | None = None) -> Asked[T]:
     """Ask for a JSON reply; on a bad one retry once with a repair note; then give up.
 
     `check` adds semantic validation (raise `ValueError`), e.g. option numbers in range.
+    `first` is a reply to `messages` already in hand (one of a batch, `json_params`):
+    it is the first attempt, so only a retry asks the model.
     """
     attempts: list[Attempt] = []
     asked = list(messages)
     for attempt in range(2):
-        params = GenerationParams(max_tokens=max_tokens, json_schema=schema,
-                                  seed=None if seed is None else seed + attempt)
-        g = model.chat(asked, params)
+        params = json_params(schema, max_tokens, None if seed is None else seed + attempt)
+        g = first if attempt == 0 and first is not None else model.chat(asked, params)
         try:
             value = parse_json(g.text, reply)
             if check is not None:
@@ -143,6 +145,12 @@ def ask_json(model: ChatModel, messages: Sequence[Message], reply: type[T],
         attempts.append(Attempt(g.text, None))
         return Asked(value, tuple(attempts))
     return Asked(None, tuple(attempts))
+
+
+def json_params(schema: dict[str, Any], max_tokens: int, seed: int | None = None
+                ) -> GenerationParams:
+    """The generation settings of one `ask_json` attempt."""
+    return GenerationParams(max_tokens=max_tokens, json_schema=schema, seed=seed)
 
 
 def _describe(e: Exception, g: Generation) -> str:

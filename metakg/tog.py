@@ -61,6 +61,7 @@ class ThinkOnGraph(KGMethod):
     """See the module docstring. Class attributes are ToG's width N and depth D."""
 
     name: ClassVar[str] = "tog"
+    llm_in_retrieval: ClassVar[bool] = True
     width: ClassVar[int] = 3
     depth: ClassVar[int] = 3
     relations_per_entity: ClassVar[int] = 10

@@ -1,0 +1,424 @@
+"""What the KG methods retrieve, without answering: the evidence study.
+
+An evaluation run costs ~17 s per question and KG method on 2 CPU cores, nearly all of it
+the answer's generation; retrieval itself takes ~0.2 s. Whether a method brings the
+answer's words into its evidence can therefore be measured on every dev question, for
+every cycle ablation and for every value of a traversal parameter, at the cost of one
+concept extraction per question (decoded in parallel batches and kept in the output
+directory). This is the question MetaKGRAG's cycle is about (§3.3: paths that miss
+concepts or drift), asked directly of the graph.
+
+    kgrag evidence --dataset csqa --domain commonsense --n 300 --out docs/results/evidence-csqa
+    kgrag evidence --dataset csqa --domain commonsense --n 300 --out docs/results/evidence-csqa \\
+        --methods metakgrag --param max_path_length --values 2,4
+
+Layout of `<out>`:
+
+    evidence.json    what produced it: the run identity of `eval.runner` (dataset, model
+                     and its sha256, prompt and Cypher digests, seed, graph fingerprint)
+                     and the MetaKGConfig the default setting used
+    concepts.jsonl   ExtractConcepts per question id (null: no usable reply after a retry)
+    rows.jsonl       one line per (setting, method, question): what the evidence holds
+    evidence.md      the summary tables (`kgrag evidence --score-only` rewrites them)
+
+A setting is "default" or `param=value` (`--param/--values`, any sweepable MetaKGConfig
+field). Rows resume by (setting, method, question id). A directory written with another
+identity or another default MetaKGConfig is refused, like a run directory.
+
+Measures per question (multiple choice: the options' texts; otherwise the gold answers),
+each matched as whole normalised words in the evidence lines:
+`answer` (a correct option's text is in the evidence), `distractor` (a wrong option's is),
+`answer_only` (the correct one and no wrong one: evidence that points at the answer).
+Beside them the evidence size, the concept matching (share of concepts whose nearest
+entity passed τ_entity, start entities), the PRR from the refine steps, Cypher round trips
+and the retrieval time without the LLM. These are diagnostics of retrieval, not accuracy:
+a method's answer also depends on how the model reads the evidence (`kgrag eval`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from tqdm import tqdm
+
+from eval.datasets import load_dataset
+from eval.normalize import normalize_answer
+from eval.runner import RunConfig, build_config, identity_diff
+from eval.stats import bootstrap_ci, mcnemar
+from eval.sweep import Value, parse_values
+from kgrag.errors import KgragError
+from kgrag.locks import exclusive
+from kgrag.method import Trace
+from kgrag.types import Question
+from metakg.config import MetaKGConfig
+from metakg.cycle import normalise_concepts
+from metakg.kg_method import ask_concepts, concept_messages
+
+if TYPE_CHECKING:
+    from kgrag.platform import Platform
+    from kgrag.store import GraphStore
+    from metakg.kg_method import Gathered
+
+log = logging.getLogger(__name__)
+DEFAULT_METHODS = ("kg-vanilla", "metakgrag", "metakgrag-no-cycle",
+                   "metakgrag-no-completeness", "metakgrag-no-relevance",
+                   "metakgrag-no-restart")
+DEFAULT = "default"
+
+
+class EvidenceRow(BaseModel):
+    """One line of rows.jsonl."""
+
+    setting: str
+    method: str
+    id: str
+    concepts: int
+    concepts_matched: int
+    starts: int
+    triples: int
+    answer: bool
+    distractor: bool | None  # None: not a multiple-choice question
+    refined_starts: int  # starts whose final path differs from the initial one
+    refine_steps: int
+    cypher_queries: int
+    retrieval_ms: float
+    lines: list[str]
+
+
+class EvidenceSummary(BaseModel):
+    """One row of the summary table: a method under a setting."""
+
+    setting: str
+    method: str
+    n: int
+    answer: list[float]  # mean, low, high (95% bootstrap)
+    answer_only: list[float] | None
+    distractor_only: float | None
+    no_evidence: float
+    triples_median: float
+    concepts_matched: float
+    starts_per_question: float
+    prr_questions: float | None
+    prr_starts: float | None
+    cypher_per_question: float
+    retrieval_ms_median: float
+
+
+def mentions(texts: Iterable[str], lines: Sequence[str]) -> bool:
+    """Whether any of `texts` occurs in `lines` as whole normalised words (SQuAD
+    normalisation: lower case, no punctuation or articles).
+
+    >>> mentions(["the countryside"], ["Evidence 1: farm is in countryside"])
+    True
+    >>> mentions(["art"], ["Evidence 1: a cart is a vehicle"])
+    False
+    """
+    evidence = f" {normalize_answer(' '.join(lines))} "
+    return any(f" {t} " in evidence for t in map(normalize_answer, texts) if t)
+
+
+def gold_and_wrong(q: Question) -> tuple[list[str], list[str] | None]:
+    """The texts that count as the answer, and the wrong options' (None: not multiple
+    choice)."""
+    if q.is_multiple_choice:
+        return ([c.text for c in q.choices if c.label in q.answers],
+                [c.text for c in q.choices if c.label not in q.answers])
+    return list(q.answers), None
+
+
+def row_of(setting: str, method: str, q: Question, found: Gathered, trace: Trace,
+           cypher_queries: int) -> EvidenceRow:
+    steps = {s.stage: s.data for s in trace.steps}
+    matches = steps.get("match", {}).get("matches", [])
+    refines = [s.data for s in trace.steps if s.stage == "refine"]
+    gold, wrong = gold_and_wrong(q)
+    return EvidenceRow(
+        setting=setting, method=method, id=q.id, concepts=len(found.ctx.concepts),
+        concepts_matched=sum(bool(m.get("kept")) for m in matches), starts=len(found.starts),
+        triples=len(found.triples), answer=mentions(gold, found.lines),
+        distractor=None if wrong is None else mentions(wrong, found.lines),
+        refined_starts=sum(bool(r.get("changed")) for r in refines),
+        refine_steps=len(refines), cypher_queries=cypher_queries,
+        retrieval_ms=round(found.retrieval_ms, 1), lines=found.lines)
+
+
+def settings_of(param: str | None, values: Sequence[Value]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, MetaKGConfig update) per setting."""
+    if param is None:
+        return [(DEFAULT, {})]
+    return [(f"{param}={v}", {param: v}) for v in values]
+
+
+# ---------------------------------------------------------------------- the run
+def run_evidence(p: Platform, dataset: str, *, out: Path, n: int | None,
+                 domain: str | None = None, methods: Sequence[str] = DEFAULT_METHODS,
+                 param: str | None = None, values: str | None = None, parallel: int = 6,
+                 force: bool = False, progress: bool = True) -> list[EvidenceSummary]:
+    """Gather every method's evidence for the first `n` questions into `out`, resuming,
+    then write and return the summary."""
+    with exclusive(out / ".writer.lock", lambda: KgragError(
+            f"another `kgrag evidence` is writing to {out}", hint="wait for it to finish")):
+        return _run(p, dataset, out=out, n=n, domain=domain, methods=methods, param=param,
+                    values=values, parallel=parallel, force=force, progress=progress)
+
+
+def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | None,
+         methods: Sequence[str], param: str | None, values: str | None, parallel: int,
+         force: bool, progress: bool) -> list[EvidenceSummary]:
+    from metakg.kg_method import KGMethod, extract_concepts_many
+
+    if (param is None) != (values is None):
+        raise KgragError("--param and --values go together",
+                         hint="e.g. --param max_path_length --values 2,3,4")
+    base = p.settings.metakg
+    settings = settings_of(param, parse_values(param, values, base) if param and values
+                           else [])
+    loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
+    if not loaded.questions:
+        raise KgragError(f"dataset {dataset!r} has no questions")
+    questions = loaded.questions
+    domain = domain or questions[0].domain
+    if domain is None:
+        raise KgragError(f"dataset {dataset!r} names no domain graph", hint="pass --domain")
+    built = {name: p.method(name, domain) for name in methods}
+    not_kg = [name for name, m in built.items()
+              if not isinstance(m, KGMethod) or m.llm_in_retrieval]
+    if not_kg:
+        raise KgragError(f"{', '.join(not_kg)} do not retrieve from a domain graph without "
+                         "the LLM, so there is no evidence to study",
+                         hint=f"choose among: {', '.join(DEFAULT_METHODS)} (`tog` asks the "
+                         "LLM at every hop: use `kgrag eval`)")
+    config = build_config(p, dataset, Path(loaded.path), domain, list(methods), n)
+    _prepare(out, config, base, force)
+
+    concepts = _concepts(p, out, questions, domain, base.max_concepts, parallel, progress,
+                         extract_concepts_many)
+    done = {(r.setting, r.method, r.id) for r in read_rows(out)}
+    original = p.settings
+    try:
+        with (out / "rows.jsonl").open("a", encoding="utf-8") as f:
+            for label, update in settings:
+                # as `kgrag sweep` does: the methods are built from the settings they read
+                p.settings = original.model_copy(update={"metakg": base.model_copy(update=update)})
+                for name in methods:
+                    method = p.method(name, domain)
+                    assert isinstance(method, KGMethod)
+                    todo = [q for q in questions if (label, name, q.id) not in done]
+                    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q",
+                               desc=f"{name} [{label}]", disable=not progress, dynamic_ncols=True)
+                    for q in todo:
+                        q = q if q.domain == domain else q.model_copy(update={"domain": domain})
+                        trace, q0 = Trace(), _queries(method.store)
+                        found = method.gather(q, trace, concepts[q.id] or ())
+                        row = row_of(label, name, q, found, trace, _queries(method.store) - q0)
+                        f.write(row.model_dump_json() + "\n")
+                        f.flush()
+                        bar.update(1)
+                    bar.close()
+    finally:
+        p.settings = original
+    summaries = summarise(read_rows(out))
+    write_summary(out, summaries, config)
+    return summaries
+
+
+def _queries(store: GraphStore | None) -> int:
+    return store.stats.queries if store is not None else 0
+
+
+def _prepare(out: Path, config: RunConfig, base: MetaKGConfig, force: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "evidence.json"
+    record = {"run": json.loads(config.model_dump_json()), "metakg": base.model_dump()}
+    if path.is_file():
+        old = json.loads(path.read_text())
+        diff = identity_diff(RunConfig.model_validate(old["run"]).identity(), config.identity())
+        if old.get("metakg") != record["metakg"]:
+            diff["metakg"] = (old.get("metakg"), record["metakg"])
+        if diff and not force:
+            raise KgragError(f"{out} was written by a different configuration: {diff}",
+                             hint="use a new --out directory, or --force to mix them")
+        record["run"]["methods"] = sorted(set(old["run"]["methods"]) | set(config.methods))
+    path.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str,
+              max_concepts: int, parallel: int, progress: bool, extract: Any
+              ) -> dict[str, tuple[str, ...] | None]:
+    """Concepts per question id: read from `concepts.jsonl`, the missing ones extracted
+    in parallel batches and appended as they arrive."""
+    path = out / "concepts.jsonl"
+    known: dict[str, tuple[str, ...] | None] = {}
+    if path.is_file():
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                d = json.loads(raw)
+                known[d["id"]] = tuple(d["concepts"]) if d["concepts"] is not None else None
+            except (ValueError, KeyError, TypeError):
+                log.warning("%s: an unreadable line was skipped", path)
+    todo = [q for q in questions if q.id not in known]
+    if todo:
+        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q",
+                   desc="concepts", disable=not progress, dynamic_ncols=True)
+        t0 = time.perf_counter()
+        with path.open("a", encoding="utf-8") as f:
+            def done(i: int, concepts: tuple[str, ...] | None) -> None:
+                known[todo[i].id] = concepts
+                f.write(json.dumps({"id": todo[i].id, "concepts": concepts}) + "\n")
+                f.flush()
+                bar.update(1)
+
+            if parallel > 1:
+                extract(p.chat_model, todo, domain, max_concepts, parallel=parallel,
+                        on_done=done)
+            else:  # one call per question, exactly as `kgrag eval`'s methods ask
+                for i, q in enumerate(todo):
+                    asked = ask_concepts(p.chat_model,
+                                         concept_messages(q, domain, max_concepts),
+                                         max_concepts)
+                    done(i, normalise_concepts(asked.value.concepts, max_concepts)
+                         if asked.value is not None else None)
+        bar.close()
+        log.info("concepts of %d questions in %.0f s", len(todo), time.perf_counter() - t0)
+    return known
+
+
+def read_rows(out: Path) -> list[EvidenceRow]:
+    path = out / "rows.jsonl"
+    if not path.is_file():
+        return []
+    rows: dict[tuple[str, str, str], EvidenceRow] = {}
+    with path.open(encoding="utf-8") as f:
+        for i, raw in enumerate(f, 1):
+            try:
+                row = EvidenceRow.model_validate_json(raw)
+            except ValueError:
+                log.warning("%s:%d is not a complete row; skipped", path, i)
+                continue
+            rows[(row.setting, row.method, row.id)] = row
+    return list(rows.values())
+
+
+# ---------------------------------------------------------------------- the summary
+def summarise(rows: Sequence[EvidenceRow]) -> list[EvidenceSummary]:
+    groups: dict[tuple[str, str], list[EvidenceRow]] = defaultdict(list)
+    for r in rows:
+        groups[(r.setting, r.method)].append(r)
+    out = []
+    for (setting, method), rs in groups.items():
+        ci = bootstrap_ci([float(r.answer) for r in rs])
+        mc = [r for r in rs if r.distractor is not None]
+        only = bootstrap_ci([float(r.answer and not r.distractor) for r in mc]) if mc else None
+        refined = [r for r in rs if r.refine_steps]
+        concepts = sum(r.concepts for r in rs)
+        out.append(EvidenceSummary(
+            setting=setting, method=method, n=len(rs), answer=[ci.mean, ci.low, ci.high],
+            answer_only=[only.mean, only.low, only.high] if only else None,
+            distractor_only=(sum(bool(r.distractor) and not r.answer for r in mc) / len(mc)
+                             if mc else None),
+            no_evidence=sum(r.triples == 0 for r in rs) / len(rs),
+            triples_median=float(median(r.triples for r in rs)),
+            concepts_matched=sum(r.concepts_matched for r in rs) / concepts if concepts else 0.0,
+            starts_per_question=sum(r.starts for r in rs) / len(rs),
+            prr_questions=(sum(r.refined_starts > 0 for r in rs) / len(rs)
+                           if refined else None),
+            prr_starts=(sum(r.refined_starts for r in rs) / sum(r.refine_steps for r in rs)
+                        if refined else None),
+            cypher_per_question=sum(r.cypher_queries for r in rs) / len(rs),
+            retrieval_ms_median=float(median(r.retrieval_ms for r in rs))))
+    return sorted(out, key=lambda s: (s.setting != DEFAULT, s.setting, s.method))
+
+
+def paired(rows: Sequence[EvidenceRow], a: tuple[str, str], b: tuple[str, str]
+           ) -> tuple[int, int, int, float] | None:
+    """(shared questions, a-only, b-only, McNemar exact p) for "answer in evidence" of
+    two (setting, method) pairs; None without shared questions."""
+    by: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
+    for r in rows:
+        by[(r.setting, r.method)][r.id] = r.answer
+    shared = sorted(set(by[a]) & set(by[b]))
+    if not shared:
+        return None
+    x, y = [by[a][q] for q in shared], [by[b][q] for q in shared]
+    t = mcnemar(x, y)
+    return len(shared), t.b, t.c, t.p_exact
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def table(summaries: Sequence[EvidenceSummary]) -> list[str]:
+    lines = ["| setting | method | n | answer in evidence % [95% CI] | answer, no wrong "
+             "option % | only a wrong option % | no evidence % | triples (median) | "
+             "concepts matched % | starts/q | PRR (questions / starts) | Cypher/q | "
+             "retrieval ms (median) |", "|" + "---|" * 13]
+    for s in summaries:
+        a = f"{_pct(s.answer[0])} [{_pct(s.answer[1])}, {_pct(s.answer[2])}]"
+        prr = ("–" if s.prr_questions is None else
+               f"{s.prr_questions:.2f} / {s.prr_starts:.2f}")
+        lines.append(f"| {s.setting} | `{s.method}` | {s.n} | {a} | "
+                     f"{_pct(s.answer_only[0] if s.answer_only else None)} | "
+                     f"{_pct(s.distractor_only)} | {_pct(s.no_evidence)} | "
+                     f"{s.triples_median:g} | {_pct(s.concepts_matched)} | "
+                     f"{s.starts_per_question:.2f} | {prr} | {s.cypher_per_question:.1f} | "
+                     f"{s.retrieval_ms_median:.0f} |")
+    return lines
+
+
+def comparisons(rows: Sequence[EvidenceRow], reference: str = "metakgrag") -> list[str]:
+    """McNemar on "answer in evidence": every method against `reference` within a
+    setting, and every setting against the default for the same method."""
+    keys = sorted({(r.setting, r.method) for r in rows})
+    pairs = [((s, reference), (s, m)) for s, m in keys if m != reference
+             and (s, reference) in keys]
+    pairs += [((DEFAULT, m), (s, m)) for s, m in keys if s != DEFAULT and (DEFAULT, m) in keys]
+    if not pairs:
+        return []
+    out = ["| A | B | shared questions | answer only in A's evidence | only in B's | "
+           "McNemar exact p |", "|---|---|---|---|---|---|"]
+    for a, b in pairs:
+        t = paired(rows, a, b)
+        if t is not None:
+            out.append(f"| {a[1]} [{a[0]}] | {b[1]} [{b[0]}] | {t[0]} | {t[1]} | {t[2]} | "
+                       f"{t[3]:.3f} |")
+    return out
+
+
+def write_summary(out: Path, summaries: Sequence[EvidenceSummary],
+                  config: RunConfig | Mapping[str, Any]) -> Path:
+    rows = read_rows(out)
+    run = config if isinstance(config, RunConfig) else RunConfig.model_validate(config)
+    text = [f"# Evidence study: {run.dataset} over the {run.domain} graph", "",
+            f"Model {run.model} (concepts), graph {run.graph}, first {run.n} questions.",
+            "Answer in evidence = the correct option's text (or a gold answer) occurs in the "
+            "evidence lines as whole normalised words; see `eval/evidence.py`.", "",
+            *table(summaries), ""]
+    comp = comparisons(rows)
+    if comp:
+        text += ["Paired comparisons of \"answer in evidence\" (same questions):", "",
+                 *comp, ""]
+    path = out / "evidence.md"
+    path.write_text("\n".join(text), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps([s.model_dump() for s in summaries],
+                                                 indent=2) + "\n")
+    return path
+
+
+def score_only(out: Path) -> list[EvidenceSummary]:
+    """Rewrite the summary of an existing evidence directory."""
+    path = out / "evidence.json"
+    if not path.is_file():
+        raise KgragError(f"{out} is not an evidence directory (no evidence.json)",
+                         hint="create one with `kgrag evidence --out DIR`")
+    summaries = summarise(read_rows(out))
+    write_summary(out, summaries, json.loads(path.read_text())["run"])
+    return summaries
