@@ -18,6 +18,7 @@ import pytest
 
 from kg_builder.graph_io import GraphWriter, WriteReport
 from kgrag.llm.scripted import ScriptedModel
+from kgrag.method import Trace
 from kgrag.types import Question
 from metakg.backend import QUESTION, MemoryBackend, concept_name
 from metakg.config import MetaKGConfig
@@ -349,6 +350,23 @@ def test_metakgrag_answers_end_to_end_over_the_real_graph(platform, toy, backend
     per_stage = sum(s.data.get("cypher_queries", 0) for s in pred.trace)
     assert per_stage == pred.usage.cypher_queries > 0
     json.dumps(pred.model_dump(mode="json"))
+
+
+def test_gather_finds_what_answer_finds_without_the_model(platform, toy, backend) -> None:  # type: ignore[no-untyped-def]
+    """`kgrag evidence` runs `gather` with concepts it extracted before: the same
+    evidence as the answering method, no LLM call, its Cypher round trips counted."""
+    answered = MetaKGRAG(ScriptedModel(['{"concepts": ["donepezil", "NSAIDs"]}', "No."]),
+                         backend, toy).answer(QUESTION_TEXT)
+    model, trace, q0 = ScriptedModel([]), Trace(), queries(platform)
+    found = MetaKGRAG(model, backend, toy).gather(QUESTION_TEXT, trace, CONCEPTS)
+    def facts(lines: list[str]) -> list[str]:  # the two starts tie: their order may vary
+        return sorted(line.split(": ", 1)[1] for line in lines)
+
+    assert model.prompts == [] and facts(found.lines) == facts(answered.evidence)
+    assert [s.stage for s in trace.steps] == ["domain", "concepts", "match", "refine",
+                                              "refine", "evidence"]
+    assert sum(s.data.get("cypher_queries", 0) for s in trace.steps) == queries(platform) - q0
+    assert found.retrieval_ms > 0 and len(found.starts) == 2
 
 
 def test_kg_vanilla_and_tog_run_over_the_real_graph(platform, toy, backend) -> None:  # type: ignore[no-untyped-def]
