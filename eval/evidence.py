@@ -51,7 +51,7 @@ from tqdm import tqdm
 
 from eval.datasets import load_dataset
 from eval.normalize import normalize_answer
-from eval.runner import RunConfig, build_config, identity_diff
+from eval.runner import RunConfig, build_config, identity_diff, read_jsonl
 from eval.stats import bootstrap_ci, mcnemar
 from eval.sweep import Value, parse_values
 from kgrag.errors import KgragError
@@ -292,18 +292,8 @@ def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str
 
 
 def read_rows(out: Path) -> list[EvidenceRow]:
-    path = out / "rows.jsonl"
-    if not path.is_file():
-        return []
-    rows: dict[tuple[str, str, str], EvidenceRow] = {}
-    with path.open(encoding="utf-8") as f:
-        for i, raw in enumerate(f, 1):
-            try:
-                row = EvidenceRow.model_validate_json(raw)
-            except ValueError:
-                log.warning("%s:%d is not a complete row; skipped", path, i)
-                continue
-            rows[(row.setting, row.method, row.id)] = row
+    rows = {(r.setting, r.method, r.id): r
+            for r in read_jsonl(out / "rows.jsonl", EvidenceRow, "row")}
     return list(rows.values())
 
 

@@ -27,9 +27,9 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 from tqdm import tqdm
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from kgrag.platform import Platform
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -401,15 +402,19 @@ def read_run(run: Path) -> tuple[RunConfig, list[RunLine]]:
                          f"({str(e).splitlines()[0]})",
                          hint="score it with the kgrag version that wrote it (see its "
                          "git_revision), or re-run the evaluation into a new --out") from e
-    lines: dict[tuple[str, str], RunLine] = {}
-    path = run / "predictions.jsonl"
-    if path.is_file():
-        with path.open(encoding="utf-8") as f:
-            for n, raw in enumerate(f, 1):
-                try:
-                    line = RunLine.model_validate_json(raw)
-                except ValueError:
-                    log.warning("%s:%d is not a complete prediction; skipped", path, n)
-                    continue
-                lines[(line.prediction.method, line.question.id)] = line
+    lines = {(ln.prediction.method, ln.question.id): ln
+             for ln in read_jsonl(run / "predictions.jsonl", RunLine, "prediction")}
     return config, list(lines.values())
+
+
+def read_jsonl(path: Path, model: type[M], what: str) -> Iterator[M]:
+    """The valid lines of an append-only JSONL file (none if it does not exist); a line
+    cut short by an interrupted write is skipped with a warning."""
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                yield model.model_validate_json(raw)
+            except ValueError:
+                log.warning("%s:%d is not a complete %s; skipped", path, n, what)
