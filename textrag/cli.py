@@ -79,6 +79,48 @@ def corpus_bench(
     bench_retrieval(Platform(), console, queries=queries, load_sample=load_sample)
 
 
+@corpus_app.command("recall")
+def corpus_recall(
+    dataset: Annotated[str, typer.Option(help="Question file or name (hotpotqa, 2wiki).")
+                       ] = "hotpotqa",
+    n: Annotated[int | None, typer.Option(help="First N questions.")] = 300,
+    k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "1,3,5,10",
+    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid.")
+                          ] = "bm25,dense,hybrid",
+) -> None:
+    """How often the gold supporting paragraphs and the answer are in the top k, per
+    retriever, over the corpus in Neo4j (no LLM)."""
+    from eval.datasets import load_dataset
+    from kgrag.errors import KgragError
+    from kgrag.platform import Platform
+    from textrag.recall import measure_recall, recall_table
+    from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+
+    try:
+        ks = [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        raise KgragError(f"--k takes whole numbers, got {k!r}", hint="e.g. --k 1,3,5") from None
+    if not ks or min(ks) < 1:
+        raise KgragError(f"--k takes cut-offs of at least 1, got {k!r}", hint="e.g. --k 1,3,5")
+    p = Platform()
+    row = p.store.read("textrag/count_passages")[0]
+    if not row["passages"]:
+        raise KgragError("the passage corpus is not loaded", hint="run `kgrag corpus load`")
+    bm25, dense = BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)
+    known = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
+    chosen = [r.strip() for r in retrievers.split(",") if r.strip()]
+    unknown = [r for r in chosen if r not in known]
+    if unknown or not chosen:
+        raise KgragError(f"unknown retrievers: {', '.join(unknown) or '(none given)'}",
+                         hint="choose among bm25, dense, hybrid")
+    questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
+    for r in chosen:  # warm-up: driver pool, query plans, model threads
+        known[r].search("warm-up query about a film director", 1)
+    rows = measure_recall(questions, {r: known[r] for r in chosen}, ks, progress=True)
+    console.print(f"{row['passages']:,} passages; {len(questions)} questions of {dataset}")
+    console.print("\n".join(recall_table(rows)))
+
+
 @calibrate_app.command("seakr")
 def calibrate_seakr(
     model: Annotated[str | None, typer.Option(help="Chat model (registry name or .gguf); "

@@ -1,0 +1,48 @@
+"""`kgrag corpus recall`'s measure on a fixed retriever: supporting titles any/all in the
+top k, the answer as whole words in the passages' text, one search per question."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgrag.types import Passage, Question
+from textrag.recall import measure_recall, recall_table
+from textrag.retrieval import Retrieved, Setting
+
+
+class Fixed:
+    """Returns the listed passages for each query, best first; counts the searches."""
+
+    setting: Setting = "open"
+
+    def __init__(self, results: dict[str, list[tuple[str, str]]]) -> None:
+        self.results, self.calls = results, []
+
+    def search(self, query: str, k: int) -> list[Retrieved]:
+        self.calls.append((query, k))
+        return [Retrieved(Passage(id=f"{query}:{i}", title=t, text=x), 1.0 / (i + 1), i + 1)
+                for i, (t, x) in enumerate(self.results[query][:k])]
+
+
+def test_recall_counts_supporting_titles_and_answers_at_each_cut_off() -> None:
+    questions = [
+        Question(id="1", text="q1", answers=["Paris"], supporting=["France", "Seine"]),
+        Question(id="2", text="q2", answers=["an art"], supporting=["Art"]),
+        Question(id="3", text="q3", answers=["x"]),  # no supporting titles
+    ]
+    r = Fixed({"q1": [("France", "Its capital is Paris."), ("Other", "-"), ("Seine", "A river")],
+               "q2": [("Cart", "A cart is old"), ("Art", "Art is old")],
+               "q3": [("X", "the letter x")]})
+    rows = {row.k: row for row in measure_recall(questions, {"fixed": r}, ks=(3, 1))}
+    assert r.calls == [("q1", 3), ("q2", 3), ("q3", 3)]  # once each, with the largest k
+    assert (rows[1].support_any, rows[1].support_all) == (0.5, 0.0)
+    assert (rows[3].support_any, rows[3].support_all) == (1.0, 1.0)
+    assert rows[1].n_supported == 2 and rows[1].n == 3
+    # "an art" normalises to "art", not a whole word of "A cart is old" (k = 1)
+    assert rows[1].answer == pytest.approx(2 / 3) and rows[3].answer == pytest.approx(1.0)
+    assert recall_table([rows[3]])[2].startswith("| fixed | 3 | 3 | 100.0 | 100.0 | 100.0 |")
+
+
+def test_no_questions_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no questions"):
+        measure_recall([], {"fixed": Fixed({})})
