@@ -19,6 +19,8 @@ Layout of `<out>`:
                      and the MetaKGConfig the default setting used
     concepts.jsonl   ExtractConcepts per question id (null: no usable reply after a retry)
     rows.jsonl       one line per (setting, method, question): what the evidence holds
+                     (a committed study keeps them as rows.jsonl.gz: read the same way,
+                     and new rows go to rows.jsonl beside it)
     evidence.md      the summary tables (`kgrag evidence --score-only` rewrites them)
 
 A setting is "default" or `param=value` (`--param/--values`, any sweepable MetaKGConfig
@@ -292,8 +294,11 @@ def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str
 
 
 def read_rows(out: Path) -> list[EvidenceRow]:
+    """The rows of `out`: `rows.jsonl.gz` (a finished study, compressed to be committed),
+    then `rows.jsonl` (appended by the next run); a later row of the same key wins."""
     rows = {(r.setting, r.method, r.id): r
-            for r in read_jsonl(out / "rows.jsonl", EvidenceRow, "row")}
+            for name in ("rows.jsonl.gz", "rows.jsonl")
+            for r in read_jsonl(out / name, EvidenceRow, "row")}
     return list(rows.values())
 
 

@@ -21,6 +21,7 @@ with their line numbers and reported too.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import logging
@@ -408,11 +409,13 @@ def read_run(run: Path) -> tuple[RunConfig, list[RunLine]]:
 
 
 def read_jsonl(path: Path, model: type[M], what: str) -> Iterator[M]:
-    """The valid lines of an append-only JSONL file (none if it does not exist); a line
-    cut short by an interrupted write is skipped with a warning."""
+    """The valid lines of an append-only JSONL file, gzip-compressed if its name ends in
+    .gz (none if it does not exist); a line cut short by an interrupted write is skipped
+    with a warning."""
     if not path.is_file():
         return
-    with path.open(encoding="utf-8") as f:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
             try:
                 yield model.model_validate_json(raw)

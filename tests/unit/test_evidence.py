@@ -5,6 +5,7 @@ the refusals."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -136,6 +137,15 @@ def test_a_second_run_resumes_and_a_setting_adds_its_own_rows(tmp_path: Path) ->
     assert set(rows) == {("default", "f1"), ("n_max=0", "f1")}
     assert rows[("default", "f1")].answer and not rows[("n_max=0", "f1")].answer
     assert len((out / "rows.jsonl").read_text().splitlines()) == 2
+    assert [s.setting for s in score_only(out)] == ["default", "n_max=0"]
+    # compressed for a commit, the rows still count as done and score the same
+    rows_file = out / "rows.jsonl"
+    with gzip.open(out / "rows.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(rows_file.read_text())
+    rows_file.unlink()
+    run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
+                 progress=False)
+    assert not rows_file.exists() or rows_file.read_text() == ""
     assert [s.setting for s in score_only(out)] == ["default", "n_max=0"]
 
 
