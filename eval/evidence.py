@@ -30,7 +30,9 @@ identity or another default MetaKGConfig is refused, like a run directory.
 Measures per question (multiple choice: the options' texts; otherwise the gold answers),
 each matched as whole normalised words in the evidence lines:
 `answer` (a correct option's text is in the evidence), `distractor` (a wrong option's is),
-`answer_only` (the correct one and no wrong one: evidence that points at the answer).
+`answer_only` (the correct one and no wrong one: evidence that points at the answer),
+and the option lift: how often the correct option is mentioned over how often one wrong
+option is (1 = the evidence does not tell them apart).
 Beside them the evidence size, the concept matching (share of concepts whose nearest
 entity passed τ_entity, start entities), the PRR from the refine steps, Cypher round trips
 and the retrieval time without the LLM. These are diagnostics of retrieval, not accuracy:
@@ -104,6 +106,8 @@ class EvidenceSummary(BaseModel):
     answer: list[float]  # mean, low, high (95% bootstrap)
     answer_only: list[float] | None
     distractor_only: float | None
+    wrong_option_each: float | None  # one wrong option's text in the evidence
+    option_lift: float | None  # correct option's rate over one wrong option's: 1 = blind
     no_evidence: float
     triples_median: float
     concepts_matched: float
@@ -227,7 +231,7 @@ def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | N
                     bar.close()
     finally:
         p.settings = original
-    summaries = summarise(read_rows(out))
+    summaries = summarise(read_rows(out), {q.id: q for q in questions})
     write_summary(out, summaries, config)
     return summaries
 
@@ -303,7 +307,23 @@ def read_rows(out: Path) -> list[EvidenceRow]:
 
 
 # ---------------------------------------------------------------------- the summary
-def summarise(rows: Sequence[EvidenceRow]) -> list[EvidenceSummary]:
+def wrong_option_rate(rows: Sequence[EvidenceRow], questions: Mapping[str, Question]
+                      ) -> float | None:
+    """How often one wrong option's text is in the evidence: mentions over all wrong
+    options of the multiple-choice rows (None without such rows)."""
+    hits = total = 0
+    for r in rows:
+        q = questions.get(r.id)
+        wrong = gold_and_wrong(q)[1] if q is not None else None
+        if wrong:
+            hits += sum(mentions([w], r.lines) for w in wrong)
+            total += len(wrong)
+    return hits / total if total else None
+
+
+def summarise(rows: Sequence[EvidenceRow], questions: Mapping[str, Question]
+              ) -> list[EvidenceSummary]:
+    """One summary per (setting, method); `questions` by id give the wrong options."""
     groups: dict[tuple[str, str], list[EvidenceRow]] = defaultdict(list)
     for r in rows:
         groups[(r.setting, r.method)].append(r)
@@ -311,6 +331,7 @@ def summarise(rows: Sequence[EvidenceRow]) -> list[EvidenceSummary]:
     for (setting, method), rs in groups.items():
         ci = bootstrap_ci([float(r.answer) for r in rs])
         mc = [r for r in rs if r.distractor is not None]
+        each = wrong_option_rate(mc, questions)
         only = bootstrap_ci([float(r.answer and not r.distractor) for r in mc]) if mc else None
         refined = [r for r in rs if r.refine_steps]
         concepts = sum(r.concepts for r in rs)
@@ -319,6 +340,8 @@ def summarise(rows: Sequence[EvidenceRow]) -> list[EvidenceSummary]:
             answer_only=[only.mean, only.low, only.high] if only else None,
             distractor_only=(sum(bool(r.distractor) and not r.answer for r in mc) / len(mc)
                              if mc else None),
+            wrong_option_each=each,
+            option_lift=(sum(r.answer for r in mc) / len(mc) / each) if mc and each else None,
             no_evidence=sum(r.triples == 0 for r in rs) / len(rs),
             triples_median=float(median(r.triples for r in rs)),
             concepts_matched=sum(r.concepts_matched for r in rs) / concepts if concepts else 0.0,
@@ -353,16 +376,18 @@ def _pct(v: float | None) -> str:
 
 def table(summaries: Sequence[EvidenceSummary]) -> list[str]:
     lines = ["| setting | method | n | answer in evidence % [95% CI] | answer, no wrong "
-             "option % | only a wrong option % | no evidence % | triples (median) | "
-             "concepts matched % | starts/q | PRR (questions / starts) | Cypher/q | "
-             "retrieval ms (median) |", "|" + "---|" * 13]
+             "option % | only a wrong option % | one wrong option % | lift | no evidence % "
+             "| triples (median) | concepts matched % | starts/q | PRR (questions / starts) "
+             "| Cypher/q | retrieval ms (median) |", "|" + "---|" * 15]
     for s in summaries:
         a = f"{_pct(s.answer[0])} [{_pct(s.answer[1])}, {_pct(s.answer[2])}]"
         prr = ("–" if s.prr_questions is None else
                f"{s.prr_questions:.2f} / {s.prr_starts:.2f}")
         lines.append(f"| {s.setting} | `{s.method}` | {s.n} | {a} | "
                      f"{_pct(s.answer_only[0] if s.answer_only else None)} | "
-                     f"{_pct(s.distractor_only)} | {_pct(s.no_evidence)} | "
+                     f"{_pct(s.distractor_only)} | {_pct(s.wrong_option_each)} | "
+                     f"{'–' if s.option_lift is None else f'{s.option_lift:.2f}'} | "
+                     f"{_pct(s.no_evidence)} | "
                      f"{s.triples_median:g} | {_pct(s.concepts_matched)} | "
                      f"{s.starts_per_question:.2f} | {prr} | {s.cypher_per_question:.1f} | "
                      f"{s.retrieval_ms_median:.0f} |")
@@ -408,12 +433,19 @@ def write_summary(out: Path, summaries: Sequence[EvidenceSummary],
     return path
 
 
-def score_only(out: Path) -> list[EvidenceSummary]:
-    """Rewrite the summary of an existing evidence directory."""
+def score_only(out: Path, data_dir: Path | None = None) -> list[EvidenceSummary]:
+    """Rewrite the summary of an existing evidence directory (the questions, for their
+    options, come from the recorded dataset under `data_dir`, the settings' by default)."""
     path = out / "evidence.json"
     if not path.is_file():
         raise KgragError(f"{out} is not an evidence directory (no evidence.json)",
                          hint="create one with `kgrag evidence --out DIR`")
-    summaries = summarise(read_rows(out))
-    write_summary(out, summaries, json.loads(path.read_text())["run"])
+    run = RunConfig.model_validate(json.loads(path.read_text())["run"])
+    if data_dir is None:
+        from kgrag.config import load_settings
+
+        data_dir = Path(load_settings().data_dir)
+    questions = load_dataset(run.dataset, data_dir, limit=run.n).questions
+    summaries = summarise(read_rows(out), {q.id: q for q in questions})
+    write_summary(out, summaries, run)
     return summaries

@@ -112,9 +112,13 @@ def test_rows_measure_the_answer_and_the_wrong_options_in_the_evidence(tmp_path:
     assert (flat.answer, flat.distractor, flat.refined_starts) == (False, True, 0)
     assert full.lines == ["Evidence 1: Fox lives_in den", "Evidence 2: den found_in Forest"]
     assert full.concepts == 2 and full.concepts_matched == 2
-    s = {x.method: x for x in summarise(read_rows(out))}
+    questions = {q: Question(id=q, text=QTEXT, answers=["A"], choices=[
+        Choice(label="A", text="den"), Choice(label="B", text="pet")]) for q in ("f1", "f2")}
+    s = {x.method: x for x in summarise(read_rows(out), questions)}
     assert s["metakgrag"].answer[0] == 1.0 and s["metakgrag"].answer_only == [1.0, 1.0, 1.0]
     assert s["metakgrag-no-cycle"].distractor_only == 1.0
+    assert s["metakgrag"].wrong_option_each == 0.0 and s["metakgrag"].option_lift is None
+    assert s["metakgrag-no-cycle"].option_lift == 0.0  # only the wrong option is there
     assert s["metakgrag"].prr_questions == 1.0 and s["metakgrag-no-cycle"].prr_questions == 0.0
     table = comparisons(read_rows(out))
     assert "| metakgrag [default] | metakgrag-no-cycle [default] | 2 | 2 | 0 | 0.500 |" in table
@@ -137,7 +141,7 @@ def test_a_second_run_resumes_and_a_setting_adds_its_own_rows(tmp_path: Path) ->
     assert set(rows) == {("default", "f1"), ("n_max=0", "f1")}
     assert rows[("default", "f1")].answer and not rows[("n_max=0", "f1")].answer
     assert len((out / "rows.jsonl").read_text().splitlines()) == 2
-    assert [s.setting for s in score_only(out)] == ["default", "n_max=0"]
+    assert [s.setting for s in score_only(out, tmp_path)] == ["default", "n_max=0"]
     # compressed for a commit, the rows still count as done and score the same
     rows_file = out / "rows.jsonl"
     with gzip.open(out / "rows.jsonl.gz", "wt", encoding="utf-8") as f:
@@ -146,7 +150,7 @@ def test_a_second_run_resumes_and_a_setting_adds_its_own_rows(tmp_path: Path) ->
     run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
                  progress=False)
     assert not rows_file.exists() or rows_file.read_text() == ""
-    assert [s.setting for s in score_only(out)] == ["default", "n_max=0"]
+    assert [s.setting for s in score_only(out, tmp_path)] == ["default", "n_max=0"]
 
 
 def test_methods_without_llm_free_retrieval_and_changed_defaults_are_refused(
@@ -169,7 +173,7 @@ def test_methods_without_llm_free_retrieval_and_changed_defaults_are_refused(
         run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
                      progress=False)
     with pytest.raises(KgragError, match="not an evidence directory"):
-        score_only(tmp_path / "nothing")
+        score_only(tmp_path / "nothing", tmp_path)
 
 
 def test_choice_texts_are_matched_as_whole_words() -> None:
