@@ -31,8 +31,11 @@ Measures per question (multiple choice: the options' texts; otherwise the gold a
 each matched as whole normalised words in the evidence lines:
 `answer` (a correct option's text is in the evidence), `distractor` (a wrong option's is),
 `answer_only` (the correct one and no wrong one: evidence that points at the answer),
-and the option lift: how often the correct option is mentioned over how often one wrong
-option is (1 = the evidence does not tell them apart).
+the option lift: how often the correct option is mentioned over how often one wrong
+option is (1 = the evidence does not tell them apart), and, for options too long to occur
+whole (MMLU law's), the option whose content words the evidence covers best
+(`favoured_option`): how often there is one, and how often it is the correct one, beside
+the 1/options of a blind pick.
 Beside them the evidence size, the concept matching (share of concepts whose nearest
 entity passed τ_entity, start entities), the PRR from the refine steps, Cypher round trips
 and the retrieval time without the LLM. These are diagnostics of retrieval, not accuracy:
@@ -108,6 +111,9 @@ class EvidenceSummary(BaseModel):
     distractor_only: float | None
     wrong_option_each: float | None  # one wrong option's text in the evidence
     option_lift: float | None  # correct option's rate over one wrong option's: 1 = blind
+    favours: float | None  # share of questions whose evidence favours one option
+    favours_correct: float | None  # of those, the share where it is the correct one
+    chance: float | None  # 1 / options, the rate of a blind pick
     no_evidence: float
     triples_median: float
     concepts_matched: float
@@ -321,6 +327,34 @@ def wrong_option_rate(rows: Sequence[EvidenceRow], questions: Mapping[str, Quest
     return hits / total if total else None
 
 
+def content_words(text: str) -> set[str]:
+    """The normalised words of `text` without closed-class words (SeaKR's list)."""
+    from textrag.seakr_text import FUNCTION_WORDS
+
+    return {w for w in normalize_answer(text).split() if w not in FUNCTION_WORDS}
+
+
+def favoured_option(q: Question, lines: Sequence[str]) -> str | None:
+    """The option whose content words the evidence covers best (share of the option's
+    words found in the evidence); None when no option has any, or two tie. Works for long
+    options (MMLU law's are sentences) where whole-text matching never fires.
+
+    >>> q = Question(id="q", text="?", answers=["B"], choices=[
+    ...     Choice(label="A", text="a forest"), Choice(label="B", text="a den in the hills")])
+    >>> favoured_option(q, ["Evidence 1: fox lives in den"]), favoured_option(q, [])
+    ('B', None)
+    """
+    evidence = content_words(" ".join(lines))
+    shares = []
+    for c in q.choices:
+        words = content_words(c.text)
+        shares.append((len(words & evidence) / len(words) if words else 0.0, c.label))
+    shares.sort(reverse=True)
+    if not shares or shares[0][0] == 0 or (len(shares) > 1 and shares[1][0] == shares[0][0]):
+        return None
+    return shares[0][1]
+
+
 def summarise(rows: Sequence[EvidenceRow], questions: Mapping[str, Question]
               ) -> list[EvidenceSummary]:
     """One summary per (setting, method); `questions` by id give the wrong options."""
@@ -332,6 +366,8 @@ def summarise(rows: Sequence[EvidenceRow], questions: Mapping[str, Question]
         ci = bootstrap_ci([float(r.answer) for r in rs])
         mc = [r for r in rs if r.distractor is not None]
         each = wrong_option_rate(mc, questions)
+        picks = [(favoured_option(questions[r.id], r.lines), questions[r.id])
+                 for r in mc if r.id in questions]
         only = bootstrap_ci([float(r.answer and not r.distractor) for r in mc]) if mc else None
         refined = [r for r in rs if r.refine_steps]
         concepts = sum(r.concepts for r in rs)
@@ -342,6 +378,10 @@ def summarise(rows: Sequence[EvidenceRow], questions: Mapping[str, Question]
                              if mc else None),
             wrong_option_each=each,
             option_lift=(sum(r.answer for r in mc) / len(mc) / each) if mc and each else None,
+            favours=(sum(p is not None for p, _ in picks) / len(picks)) if picks else None,
+            favours_correct=(sum(p in q.answers for p, q in picks if p is not None)
+                             / max(1, sum(p is not None for p, _ in picks))) if picks else None,
+            chance=(sum(1 / len(q.choices) for _, q in picks) / len(picks)) if picks else None,
             no_evidence=sum(r.triples == 0 for r in rs) / len(rs),
             triples_median=float(median(r.triples for r in rs)),
             concepts_matched=sum(r.concepts_matched for r in rs) / concepts if concepts else 0.0,
@@ -376,9 +416,10 @@ def _pct(v: float | None) -> str:
 
 def table(summaries: Sequence[EvidenceSummary]) -> list[str]:
     lines = ["| setting | method | n | answer in evidence % [95% CI] | answer, no wrong "
-             "option % | only a wrong option % | one wrong option % | lift | no evidence % "
+             "option % | only a wrong option % | one wrong option % | lift | favours an "
+             "option % | favoured is correct % (chance) | no evidence % "
              "| triples (median) | concepts matched % | starts/q | PRR (questions / starts) "
-             "| Cypher/q | retrieval ms (median) |", "|" + "---|" * 15]
+             "| Cypher/q | retrieval ms (median) |", "|" + "---|" * 17]
     for s in summaries:
         a = f"{_pct(s.answer[0])} [{_pct(s.answer[1])}, {_pct(s.answer[2])}]"
         prr = ("–" if s.prr_questions is None else
@@ -387,6 +428,7 @@ def table(summaries: Sequence[EvidenceSummary]) -> list[str]:
                      f"{_pct(s.answer_only[0] if s.answer_only else None)} | "
                      f"{_pct(s.distractor_only)} | {_pct(s.wrong_option_each)} | "
                      f"{'–' if s.option_lift is None else f'{s.option_lift:.2f}'} | "
+                     f"{_pct(s.favours)} | {_pct(s.favours_correct)} ({_pct(s.chance)}) | "
                      f"{_pct(s.no_evidence)} | "
                      f"{s.triples_median:g} | {_pct(s.concepts_matched)} | "
                      f"{s.starts_per_question:.2f} | {prr} | {s.cypher_per_question:.1f} | "

@@ -119,6 +119,8 @@ def test_rows_measure_the_answer_and_the_wrong_options_in_the_evidence(tmp_path:
     assert s["metakgrag-no-cycle"].distractor_only == 1.0
     assert s["metakgrag"].wrong_option_each == 0.0 and s["metakgrag"].option_lift is None
     assert s["metakgrag-no-cycle"].option_lift == 0.0  # only the wrong option is there
+    assert (s["metakgrag"].favours, s["metakgrag"].favours_correct) == (1.0, 1.0)
+    assert s["metakgrag-no-cycle"].favours_correct == 0.0 and s["metakgrag"].chance == 0.5
     assert s["metakgrag"].prr_questions == 1.0 and s["metakgrag-no-cycle"].prr_questions == 0.0
     table = comparisons(read_rows(out))
     assert "| metakgrag [default] | metakgrag-no-cycle [default] | 2 | 2 | 0 | 0.500 |" in table
@@ -185,3 +187,15 @@ def test_choice_texts_are_matched_as_whole_words() -> None:
     assert not mentions(["The art"], ["Evidence 1: cart is a vehicle"])
     assert mentions(["cart"], ["Evidence 1: a Cart, is a vehicle"])
     assert gold_and_wrong(Question(id="o", text="?", answers=["Paris"])) == (["Paris"], None)
+
+
+def test_the_favoured_option_is_the_one_whose_words_the_evidence_covers_best() -> None:
+    from eval.evidence import favoured_option
+
+    q = Question(id="q", text="?", answers=["B"], choices=[
+        Choice(label="A", text="a forest"), Choice(label="B", text="a den in the hills"),
+        Choice(label="C", text="The den is legal")])
+    assert favoured_option(q, ["Evidence 1: fox lives in den"]) is None  # B and C: 1/2
+    assert favoured_option(q, ["Evidence 1: fox den in hills"]) == "B"  # B 2/2, C 1/2
+    assert favoured_option(q, ["Evidence 1: forest is green"]) == "A"
+    assert favoured_option(q, []) is None
