@@ -68,8 +68,8 @@ def evidence(
     domain: Annotated[str | None, typer.Option(help="Domain graph.")] = None,
     param: Annotated[str | None, typer.Option(help="A MetaKGConfig field to vary.")] = None,
     values: Annotated[str | None, typer.Option(help="Its comma-separated values.")] = None,
-    parallel: Annotated[int, typer.Option(min=1, help="Concept prompts decoded together.")
-                        ] = 6,
+    parallel: Annotated[int, typer.Option(min=1, help="Concept prompts decoded together "
+                                          "(1: one call each, as kgrag eval asks).")] = 1,
     model: Annotated[str | None, typer.Option(help="Chat model (concept extraction).")
                      ] = None,
     score_only: Annotated[bool, typer.Option(help="Only rewrite the summary of OUT.")
@@ -79,7 +79,7 @@ def evidence(
 ) -> None:
     """Gather each KG method's evidence for every question without generating answers:
     how often the answer's words are in it, under every ablation or parameter value
-    (one concept extraction per question, decoded in parallel batches)."""
+    (one concept extraction per question, kept for later runs)."""
     from eval.evidence import run_evidence, table
     from eval.evidence import score_only as rescore
     from kgrag.cli import _platform

@@ -4,9 +4,11 @@ An evaluation run costs ~17 s per question and KG method on 2 CPU cores, nearly 
 the answer's generation; retrieval itself takes ~0.2 s. Whether a method brings the
 answer's words into its evidence can therefore be measured on every dev question, for
 every cycle ablation and for every value of a traversal parameter, at the cost of one
-concept extraction per question (decoded in parallel batches and kept in the output
-directory). This is the question MetaKGRAG's cycle is about (§3.3: paths that miss
-concepts or drift), asked directly of the graph.
+concept extraction per question, kept in the output directory: one call per question as
+`kgrag eval` asks, or `parallel` prompts decoded together, which is faster but gives
+other concept lists for some questions (other batch shapes flip near ties). This is the
+question MetaKGRAG's cycle is about (§3.3: paths that miss concepts or drift), asked
+directly of the graph.
 
     kgrag evidence --dataset csqa --domain commonsense --n 300 --out docs/results/evidence-csqa
     kgrag evidence --dataset csqa --domain commonsense --n 300 --out docs/results/evidence-csqa \\
@@ -18,6 +20,7 @@ Layout of `<out>`:
                      and its sha256, prompt and Cypher digests, seed, graph fingerprint)
                      and the MetaKGConfig the default setting used
     concepts.jsonl   ExtractConcepts per question id (null: no usable reply after a retry)
+                     and how it was asked (`parallel`: 1 = one call, as `kgrag eval`)
     rows.jsonl       one line per (setting, method, question): what the evidence holds
                      (a committed study keeps them as rows.jsonl.gz: read the same way,
                      and new rows go to rows.jsonl beside it)
@@ -172,7 +175,7 @@ def settings_of(param: str | None, values: Sequence[Value]) -> list[tuple[str, d
 # ---------------------------------------------------------------------- the run
 def run_evidence(p: Platform, dataset: str, *, out: Path, n: int | None,
                  domain: str | None = None, methods: Sequence[str] = DEFAULT_METHODS,
-                 param: str | None = None, values: str | None = None, parallel: int = 6,
+                 param: str | None = None, values: str | None = None, parallel: int = 1,
                  force: bool = False, progress: bool = True) -> list[EvidenceSummary]:
     """Gather every method's evidence for the first `n` questions into `out`, resuming,
     then write and return the summary."""
@@ -266,7 +269,8 @@ def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str
               max_concepts: int, parallel: int, progress: bool, extract: Any
               ) -> dict[str, tuple[str, ...] | None]:
     """Concepts per question id: read from `concepts.jsonl`, the missing ones extracted
-    in parallel batches and appended as they arrive."""
+    (one call each, or `parallel` decoded together) and appended as they arrive, each
+    line with the `parallel` it was extracted with."""
     path = out / "concepts.jsonl"
     known: dict[str, tuple[str, ...] | None] = {}
     if path.is_file():
@@ -284,7 +288,8 @@ def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str
         with path.open("a", encoding="utf-8") as f:
             def done(i: int, concepts: tuple[str, ...] | None) -> None:
                 known[todo[i].id] = concepts
-                f.write(json.dumps({"id": todo[i].id, "concepts": concepts}) + "\n")
+                f.write(json.dumps({"id": todo[i].id, "concepts": concepts,
+                                    "parallel": parallel}) + "\n")
                 f.flush()
                 bar.update(1)
 

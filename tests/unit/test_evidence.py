@@ -125,7 +125,7 @@ def test_rows_measure_the_answer_and_the_wrong_options_in_the_evidence(tmp_path:
     table = comparisons(read_rows(out))
     assert "| metakgrag [default] | metakgrag-no-cycle [default] | 2 | 2 | 0 | 0.500 |" in table
     assert json.loads((out / "concepts.jsonl").read_text().splitlines()[0]) == {
-        "id": "f1", "concepts": ["fox", "forest"]}
+        "id": "f1", "concepts": ["fox", "forest"], "parallel": 1}
     assert "metakgrag-no-cycle" in (out / "evidence.md").read_text()
 
 
@@ -134,7 +134,8 @@ def test_a_second_run_resumes_and_a_setting_adds_its_own_rows(tmp_path: Path) ->
     p = EvidencePlatform(tmp_path, [CONCEPTS_BOTH])
     out = tmp_path / "ev"
     run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
-                 progress=False)
+                 progress=False, parallel=2)
+    assert json.loads((out / "concepts.jsonl").read_text())["parallel"] == 2
     run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
                  progress=False, param="n_max", values="0")
     assert p.chat_model.remaining == 0  # concepts were read back, not asked again
