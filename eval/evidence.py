@@ -5,8 +5,8 @@ the answer's generation; retrieval itself takes ~0.2 s. Whether a method brings 
 answer's words into its evidence can therefore be measured on every dev question, for
 every cycle ablation and for every value of a traversal parameter, at the cost of one
 concept extraction per question, kept in the output directory: one call per question as
-`kgrag eval` asks, or `parallel` prompts decoded together, which is faster but gives
-other concept lists for some questions (other batch shapes flip near ties). This is the
+`kgrag eval` asks, or `parallel` prompts decoded together, which gives other concept
+lists for some questions (other batch shapes flip near ties). This is the
 question MetaKGRAG's cycle is about (§3.3: paths that miss concepts or drift), asked
 directly of the graph.
 
