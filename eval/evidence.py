@@ -41,7 +41,9 @@ whole (MMLU law's), the option whose content words the evidence covers best
 the 1/options of a blind pick.
 Beside them the evidence size, the concept matching (share of concepts whose nearest
 entity passed τ_entity, start entities), the PRR from the refine steps, Cypher round trips
-and the retrieval time without the LLM. These are diagnostics of retrieval, not accuracy:
+and the retrieval time without the LLM, with the question's and its concepts' vectors
+already embedded (all are embedded before the first method runs, so no method pays for
+them and another does not). These are diagnostics of retrieval, not accuracy:
 a method's answer also depends on how the model reads the evidence (`kgrag eval`).
 """
 
@@ -70,7 +72,7 @@ from kgrag.method import Trace
 from kgrag.types import Question
 from metakg.config import MetaKGConfig
 from metakg.cycle import normalise_concepts
-from metakg.kg_method import ask_concepts, concept_messages
+from metakg.kg_method import ask_concepts, concept_messages, embedding_text
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
@@ -217,6 +219,11 @@ def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | N
     concepts = _concepts(p, out, questions, domain, base.max_concepts, parallel, progress,
                          extract_concepts_many)
     done = {(r.setting, r.method, r.id) for r in read_rows(out)}
+    todo_any = [q for q in questions if any((label, name, q.id) not in done
+                                            for label, _ in settings for name in methods)]
+    if todo_any:  # every method then finds the vectors cached: its time is the same kind
+        p.embedder.embed([t for q in todo_any for t in (
+            embedding_text(q), *normalise_concepts(concepts[q.id] or (), base.max_concepts))])
     original = p.settings
     try:
         with (out / "rows.jsonl").open("a", encoding="utf-8") as f:

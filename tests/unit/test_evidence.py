@@ -57,6 +57,12 @@ class EvidencePlatform:
         self.store = FixedGraphStore()
         self.chat_model = ScriptedModel(replies)
         self.built: list[tuple[str, int]] = []
+        self.embedded: list[str] = []  # what the study embeds before the methods run
+        self.embedder = self
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.embedded += texts
+        return AnyTextEmbedder().embed(texts)
 
     def method(self, name: str, domain: str | None) -> QAMethod:
         cls = next(c for c in METHOD_CLASSES if c.name == name)
@@ -104,6 +110,7 @@ def test_rows_measure_the_answer_and_the_wrong_options_in_the_evidence(tmp_path:
     out = tmp_path / "ev"
     run_evidence(p, str(data), out=out, n=None, domain="woods", parallel=1, progress=False,
                  methods=["metakgrag", "metakgrag-no-cycle"])
+    assert p.embedded[:3] == [f"{QTEXT} den pet", "fox", "forest"]  # one batch, first
     rows = {(r.method, r.id): r for r in read_rows(out)}
     full, flat = rows[("metakgrag", "f1")], rows[("metakgrag-no-cycle", "f1")]
     # the cycle moves the path from fox → animal → pet to fox → den → forest (see
