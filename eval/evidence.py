@@ -72,7 +72,13 @@ from kgrag.method import Trace
 from kgrag.types import Question
 from metakg.config import MetaKGConfig
 from metakg.cycle import normalise_concepts
-from metakg.kg_method import ask_concepts, concept_messages, embedding_text
+from metakg.kg_method import (
+    KGMethod,
+    ask_concepts,
+    concept_messages,
+    embedding_text,
+    extract_concepts_many,
+)
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
@@ -190,8 +196,6 @@ def run_evidence(p: Platform, dataset: str, *, out: Path, n: int | None,
 def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | None,
          methods: Sequence[str], param: str | None, values: str | None, parallel: int,
          force: bool, progress: bool) -> list[EvidenceSummary]:
-    from metakg.kg_method import KGMethod, extract_concepts_many
-
     if (param is None) != (values is None):
         raise KgragError("--param and --values go together",
                          hint="e.g. --param max_path_length --values 2,3,4")
@@ -216,8 +220,7 @@ def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | N
     config = build_config(p, dataset, Path(loaded.path), domain, list(methods), n)
     _prepare(out, config, base, force)
 
-    concepts = _concepts(p, out, questions, domain, base.max_concepts, parallel, progress,
-                         extract_concepts_many)
+    concepts = _concepts(p, out, questions, domain, base.max_concepts, parallel, progress)
     done = {(r.setting, r.method, r.id) for r in read_rows(out)}
     todo_any = [q for q in questions if any((label, name, q.id) not in done
                                             for label, _ in settings for name in methods)]
@@ -273,7 +276,7 @@ def _prepare(out: Path, config: RunConfig, base: MetaKGConfig, force: bool) -> N
 
 
 def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str,
-              max_concepts: int, parallel: int, progress: bool, extract: Any
+              max_concepts: int, parallel: int, progress: bool
               ) -> dict[str, tuple[str, ...] | None]:
     """Concepts per question id: read from `concepts.jsonl`, the missing ones extracted
     (one call each, or `parallel` decoded together) and appended as they arrive, each
@@ -301,8 +304,8 @@ def _concepts(p: Platform, out: Path, questions: Sequence[Question], domain: str
                 bar.update(1)
 
             if parallel > 1:
-                extract(p.chat_model, todo, domain, max_concepts, parallel=parallel,
-                        on_done=done)
+                extract_concepts_many(p.chat_model, todo, domain, max_concepts,
+                                      parallel=parallel, on_done=done)
             else:  # one call per question, exactly as `kgrag eval`'s methods ask
                 for i, q in enumerate(todo):
                     asked = ask_concepts(p.chat_model,
