@@ -28,7 +28,9 @@ Layout of `<out>`:
 
 A setting is "default" or `param=value` (`--param/--values`, any sweepable MetaKGConfig
 field). Rows resume by (setting, method, question id). A directory written with another
-identity or another default MetaKGConfig is refused, like a run directory.
+identity or another default MetaKGConfig is refused, like a run directory (`--force`
+mixes them, recorded in evidence.json's `forced_mix`); an unbuilt domain is refused before
+any concept is extracted.
 
 Measures per question (multiple choice: the options' texts; otherwise the gold answers),
 each matched as whole normalised words in the evidence lines:
@@ -217,6 +219,8 @@ def _run(p: Platform, dataset: str, *, out: Path, n: int | None, domain: str | N
                          "the LLM, so there is no evidence to study",
                          hint=f"choose among: {', '.join(DEFAULT_METHODS)} (`tog` asks the "
                          "LLM at every hop: use `kgrag eval`)")
+    # an unbuilt or unknown domain is refused before any concept is extracted
+    next(m for m in built.values() if isinstance(m, KGMethod)).backend.check(domain)
     config = build_config(p, dataset, Path(loaded.path), domain, list(methods), n)
     _prepare(out, config, base, force)
 
@@ -264,14 +268,21 @@ def _prepare(out: Path, config: RunConfig, base: MetaKGConfig, force: bool) -> N
     path = out / "evidence.json"
     record = {"run": json.loads(config.model_dump_json()), "metakg": base.model_dump()}
     if path.is_file():
-        old = json.loads(path.read_text())
-        diff = identity_diff(RunConfig.model_validate(old["run"]).identity(), config.identity())
+        try:
+            old = json.loads(path.read_text())
+            recorded = RunConfig.model_validate(old["run"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise KgragError(f"{path} is not an evidence record this kgrag version reads "
+                             f"({str(e).splitlines()[0]})",
+                             hint="use a new --out directory") from e
+        diff = identity_diff(recorded.identity(), config.identity())
         if old.get("metakg") != record["metakg"]:
             diff["metakg"] = (old.get("metakg"), record["metakg"])
         if diff and not force:
             raise KgragError(f"{out} was written by a different configuration: {diff}",
                              hint="use a new --out directory, or --force to mix them")
         record["run"]["methods"] = sorted(set(old["run"]["methods"]) | set(config.methods))
+        record["forced_mix"] = old.get("forced_mix", []) + ([repr(diff)] if diff else [])
     path.write_text(json.dumps(record, indent=2) + "\n")
 
 

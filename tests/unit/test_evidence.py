@@ -182,6 +182,9 @@ def test_methods_without_llm_free_retrieval_and_changed_defaults_are_refused(
     with pytest.raises(KgragError, match="different configuration"):
         run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
                      progress=False)
+    run_evidence(p, str(data), out=out, n=None, domain="woods", methods=["metakgrag"],
+                 progress=False, force=True)  # mixed knowingly, and recorded
+    assert "delta" in json.loads((out / "evidence.json").read_text())["forced_mix"][0]
     with pytest.raises(KgragError, match="not an evidence directory"):
         score_only(tmp_path / "nothing", tmp_path)
 
@@ -207,3 +210,21 @@ def test_the_favoured_option_is_the_one_whose_words_the_evidence_covers_best() -
     assert favoured_option(q, ["Evidence 1: fox den in hills"]) == "B"  # B 2/2, C 1/2
     assert favoured_option(q, ["Evidence 1: forest is green"]) == "A"
     assert favoured_option(q, []) is None
+
+
+def test_an_unbuilt_domain_or_a_broken_record_is_refused_before_any_model_call(
+        tmp_path: Path) -> None:
+    data = write_questions(tmp_path, [fox_question("f1")])
+    p = EvidencePlatform(tmp_path, [])  # any concept request would exhaust the script
+    p.method = lambda name, domain: MetaKGRAG(  # type: ignore[method-assign]
+        p.chat_model, MemoryBackend({}, [], AnyTextEmbedder()), domain)
+    with pytest.raises(KgragError, match="kgrag build"):
+        run_evidence(p, str(data), out=tmp_path / "ev", n=None, domain="woods",
+                     methods=["metakgrag"], progress=False)
+    assert p.chat_model.prompts == [] and not (tmp_path / "ev" / "concepts.jsonl").exists()
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "evidence.json").write_text("{not json")
+    with pytest.raises(KgragError, match="not an evidence record"):
+        run_evidence(EvidencePlatform(tmp_path, []), str(data), out=broken, n=None,
+                     domain="woods", methods=["metakgrag"], progress=False)
