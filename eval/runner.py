@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import subprocess
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,7 +37,7 @@ from tqdm import tqdm
 import cypher
 from eval.datasets import load_dataset
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
-from kgrag import __version__
+from kgrag import __version__, clock
 from kgrag.errors import KgragError
 from kgrag.locks import exclusive
 from kgrag.types import Prediction, Question
@@ -79,6 +78,9 @@ class RunConfig(BaseModel):
     # SeaKR's δ and where it was calibrated (threshold None: the paper's -6.0); None: no
     # SeaKR method ran here
     seakr_calibration: dict[str, Any] | None = None
+    # repeated greedy requests answered once (`kgrag.llm.replay`) in the latest session;
+    # None: written before replays existed. Not part of the identity (see that module).
+    replay: bool | None = None
 
     @property
     def code_version(self) -> str:
@@ -339,16 +341,19 @@ def writer_lock(out: Path) -> contextlib.AbstractContextManager[None]:
 
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
              out: Path, domain: str | None = None, force: bool = False,
-             progress: bool = True, redo_errors: bool = False) -> Path:
-    """Answer the first `n` questions of `dataset` with each method into `out`."""
+             progress: bool = True, redo_errors: bool = False, replay: bool = True) -> Path:
+    """Answer the first `n` questions of `dataset` with each method into `out`.
+
+    `replay`: a greedy request one method already sent (the same concepts prompt, the
+    same evidence) is answered with the first reply (`kgrag.llm.replay`)."""
     with writer_lock(out):
         return _run_eval(p, dataset, methods, n=n, out=out, domain=domain, force=force,
-                         progress=progress, redo_errors=redo_errors)
+                         progress=progress, redo_errors=redo_errors, replay=replay)
 
 
 def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
               out: Path, domain: str | None, force: bool, progress: bool,
-              redo_errors: bool = False) -> Path:
+              redo_errors: bool = False, replay: bool = True) -> Path:
     loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
     if not loaded.questions:
         raise KgragError(f"dataset {dataset!r} has no questions")
@@ -357,9 +362,12 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
     config.dataset_problems = [f"line {pr.line}: {pr.message}" for pr in loaded.problems
                                if pr.skipped]
+    config.replay = replay
     prepare_run(out, config, force)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions, redo_errors)
+    if replay:
+        p.replay_repeats()
     for name in methods:
         method = p.method(name, domain)
         todo = [q for q in questions if (name, q.id) not in done]
@@ -368,15 +376,15 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
         with predictions.open("a", encoding="utf-8") as f:
             for q in todo:
                 q = q if q.domain == domain else q.model_copy(update={"domain": domain})
-                t0 = time.perf_counter()
+                t0 = clock.now()
                 pred = method.answer(q)
-                t1 = time.perf_counter()
+                t1 = clock.now()
                 line = RunLine(question=q, prediction=pred)
                 text = line.model_dump_json()
                 f.write(text + "\n")
                 f.flush()
                 os.fsync(f.fileno())
-                overhead = (time.perf_counter() - t1) * 1000 + max(
+                overhead = (clock.now() - t1) * 1000 + max(
                     0.0, (t1 - t0 - pred.usage.seconds) * 1000)
                 _record_overhead(out, name, overhead)
                 bar.update(1)

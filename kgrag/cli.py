@@ -306,6 +306,10 @@ def eval_(
     force: Annotated[bool, typer.Option(help="Write into a run of another config.")] = False,
     redo_errors: Annotated[bool, typer.Option(
         help="Answer again the questions whose last answer is an error.")] = False,
+    replay: Annotated[bool, typer.Option(
+        help="Answer a greedy request another method already sent (the same concepts "
+             "prompt, the same evidence) with its first reply; its time is still "
+             "charged to each method.")] = True,
 ) -> None:
     """Answer a dataset's questions with each method into a resumable run directory."""
     from eval.runner import run_eval
@@ -314,7 +318,7 @@ def eval_(
     p = _platform(model)
     run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
     run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
-             redo_errors=redo_errors)
+             redo_errors=redo_errors, replay=replay)
     console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
                   f"score with `kgrag score {run_dir}`")
 

@@ -15,11 +15,11 @@ Subclasses implement only `_answer()` and declare the model capabilities they ne
 from __future__ import annotations
 
 import logging
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
+from kgrag import clock
 from kgrag.errors import KgragError
 from kgrag.llm.base import Capabilities, ChatModel, require
 from kgrag.store import GraphStore
@@ -48,11 +48,11 @@ class Trace:
 
     def __init__(self) -> None:
         self.steps: list[TraceStep] = []
-        self._t = time.perf_counter()
+        self._t = clock.now()
         self.stage_seconds: dict[str, float] = {}
 
     def add(self, stage: str, summary: str, **data: object) -> TraceStep:
-        now = time.perf_counter()
+        now = clock.now()
         step = TraceStep(stage=stage, summary=summary, data=dict(data), seconds=now - self._t)
         self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + step.seconds
         self._t = now
@@ -72,11 +72,11 @@ class QAMethod(ABC):
         self.store = store
 
     def answer(self, question: Question) -> Prediction:
-        calls0, p0, c0 = (self.model.usage.calls, self.model.usage.prompt_tokens,
-                          self.model.usage.completion_tokens)
+        u = self.model.usage
+        calls0, p0, c0, r0 = u.calls, u.prompt_tokens, u.completion_tokens, u.replayed
         q0 = self.store.stats.queries if self.store else 0
         trace = Trace()
-        start = time.perf_counter()
+        start = clock.now()
         error = None
         try:
             question = fit_question(self.model, question, trace)
@@ -93,7 +93,8 @@ class QAMethod(ABC):
             completion_tokens=self.model.usage.completion_tokens - c0,
             retrievals=result.retrievals,
             cypher_queries=(self.store.stats.queries - q0) if self.store else 0,
-            seconds=time.perf_counter() - start,
+            replayed_calls=self.model.usage.replayed - r0,
+            seconds=clock.now() - start,
             stage_seconds=trace.stage_seconds,
         )
         return Prediction(question_id=question.id, method=self.name, answer=result.text,

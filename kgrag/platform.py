@@ -93,6 +93,17 @@ class Platform:
                              n_layers=spec.n_layers if spec else None,
                              prefix_block=m.prefix_block)
 
+    def replay_repeats(self) -> ChatModel:
+        """From now on, this platform's methods share one reply per repeated greedy
+        request (`kgrag.llm.replay`); `kgrag eval` turns it on."""
+        from kgrag.llm.replay import ReplayModel
+
+        model = self.chat_model
+        if not isinstance(model, ReplayModel):
+            model = ReplayModel(model)
+            self.__dict__["chat_model"] = model  # replaces the cached property's value
+        return model
+
     @cached_property
     def embedder(self) -> Embedder:
         from kgrag.embed import SentenceTransformerEmbedder

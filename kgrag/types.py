@@ -68,6 +68,9 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     retrievals: int = 0
     cypher_queries: int = 0
+    # of llm_calls, those answered from an identical greedy call of another method in the
+    # same run (`kgrag.llm.replay`); their tokens and recorded seconds are still counted
+    replayed_calls: int = 0
     seconds: float = 0.0
     stage_seconds: dict[str, float] = Field(default_factory=dict)
 

@@ -15,12 +15,12 @@ spent since the previous step (`llm_calls`, `cypher_queries`, `cypher_ms`).
 from __future__ import annotations
 
 import logging
-import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from kgrag import clock
 from kgrag.answers import EDGE, extract_answer, has_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import (
@@ -145,13 +145,13 @@ class KGMethod(QAMethod):
             trace.add("concepts", f"{len(concepts)} concepts (given): "
                       f"{', '.join(concepts) or '(none)'}", concepts=list(concepts),
                       given=True, **meter.take())
-        start, llm0, cy0 = time.perf_counter(), meter.llm_seconds(), meter.cypher_seconds()
+        start, llm0, cy0 = clock.now(), meter.llm_seconds(), meter.cypher_seconds()
         graph = self.backend.open(domain, embedding_text(question), concepts)
         ctx = Context(question, domain, tuple(concept_name(c) for c in concepts), graph, trace,
                       meter)
         starts = self._match(ctx)
         triples = self._retrieve(ctx, starts) if starts else []
-        retrieval_ms = 1000 * (time.perf_counter() - start - (meter.llm_seconds() - llm0))
+        retrieval_ms = 1000 * (clock.now() - start - (meter.llm_seconds() - llm0))
         self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0))
         return Gathered(ctx, triples, render_evidence(triples, graph.name), starts,
                         retrieval_ms)

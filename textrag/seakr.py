@@ -350,7 +350,9 @@ def default_engine(model: ChatModel, config: UncertaintyConfig, layer: int | Non
                    prefix: str | None = None) -> SeakrEngine:
     """The batched EOS-trick engine for the llama.cpp model; the protocol engine otherwise."""
     from kgrag.llm.llama import LlamaCppModel
+    from kgrag.llm.replay import unwrapped
 
+    model = unwrapped(model)  # the engine's own decode loops are never replayed
     if isinstance(model, LlamaCppModel):
         return LlamaSeakrEngine(model, replace(config, layer=layer) if layer is not None
                                 else config, prefix=prefix)

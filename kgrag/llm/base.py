@@ -81,9 +81,11 @@ class UsageMeter:
     completion_tokens: int = 0
     seconds: float = 0.0
     by_purpose: dict[str, int] = field(default_factory=dict)
+    replayed: int = 0  # calls answered from an identical earlier one (`llm.replay`)
 
-    def record(self, g: Generation, purpose: str = "") -> None:
+    def record(self, g: Generation, purpose: str = "", replayed: bool = False) -> None:
         self.calls += 1
+        self.replayed += replayed
         self.prompt_tokens += g.prompt_tokens
         self.completion_tokens += g.completion_tokens
         self.seconds += g.seconds

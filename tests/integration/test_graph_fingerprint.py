@@ -47,6 +47,9 @@ class GraphPlatform:
         m.name = name  # type: ignore[misc]
         return m
 
+    def replay_repeats(self) -> None:
+        """The runner's call; one method here, nothing repeats."""
+
 
 def test_fingerprint_follows_the_graph_and_guards_the_run(platform, test_domain,
                                                           tmp_path: Path) -> None:

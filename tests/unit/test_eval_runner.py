@@ -13,6 +13,8 @@ from eval.scoring import score_run
 from kgrag.baselines import LLMOnly
 from kgrag.config import Settings
 from kgrag.errors import KgragError
+from kgrag.llm.base import Generation
+from kgrag.llm.replay import ReplayModel
 from kgrag.llm.scripted import ScriptedModel
 from tests.conftest import FixedGraphStore, write_questions
 
@@ -27,15 +29,21 @@ class FakePlatform:
     """Just what run_eval needs: settings, a method factory over a scripted model, and a
     store that fingerprints a fixed graph."""
 
-    def __init__(self, replies: list[str], tmp: Path) -> None:
+    def __init__(self, replies: list[str], tmp: Path, replay: bool = False) -> None:
         self.settings = Settings(home=tmp / "home", data_dir=tmp)
         self.model = ScriptedModel(replies)
+        self.replay = replay  # off: the fake's methods send one prompt under many names
         self.store = FixedGraphStore()  # fingerprinted when a KG method name is run
 
     def method(self, name: str, domain: str | None) -> LLMOnly:
         m = LLMOnly(self.model)
         m.name = name  # type: ignore[misc]
         return m
+
+    def replay_repeats(self) -> ScriptedModel | ReplayModel:
+        if self.replay and not isinstance(self.model, ReplayModel):
+            self.model = ReplayModel(self.model)  # type: ignore[assignment]
+        return self.model
 
 
 @pytest.fixture()
@@ -371,3 +379,31 @@ def test_redo_errors_answers_crashed_questions_again(tmp_path: Path) -> None:
         "method": m, "question_id": q, "error": e}}) + "\n" for m, q, e in rows))
     assert done_pairs(path) == {("llm", "q0"), ("llm", "q1"), ("llm", "q2")}
     assert done_pairs(path, redo_errors=True) == {("llm", "q0"), ("llm", "q2")}
+
+
+def test_a_repeated_prompt_is_answered_once_and_charged_to_both_methods(
+        tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    replies = [Generation(f"({x})", 50, 2, seconds=4.0) for x in "BACB"]
+    p = FakePlatform(replies, tmp_path, replay=True)  # type: ignore[arg-type]
+    run_eval(p, str(dataset), ["llm", "llm-again"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert p.model.inner.remaining == 0  # type: ignore[attr-defined]  # 4 decodes, 8 answers
+    _, lines = read_run(out)
+    by = {(ln.prediction.method, ln.question.id): ln.prediction for ln in lines}
+    for q in ("q0", "q1", "q2", "q3"):
+        first, again = by["llm", q], by["llm-again", q]
+        assert again.answer == first.answer
+        assert (first.usage.replayed_calls, again.usage.replayed_calls) == (0, 1)
+        assert again.usage.llm_calls == 1 and again.usage.prompt_tokens == 50
+        assert again.usage.seconds >= 4.0  # the recorded time, though nothing was decoded
+        assert again.usage.stage_seconds["generate"] >= 4.0
+    assert json.loads((out / "config.json").read_text())["replay"] is True
+    m = score_run(out).methods["llm-again"]
+    assert (m.correct, m.wrong) == (2, 2) and m.llm_calls == 1.0
+
+
+def test_without_replay_every_method_decodes(tmp_path: Path, dataset: Path) -> None:
+    p = FakePlatform(["B"] * 8, tmp_path, replay=True)
+    run_eval(p, str(dataset), ["llm", "llm-again"], n=None, out=tmp_path / "run",  # type: ignore[arg-type]
+             progress=False, replay=False)
+    assert p.model.remaining == 0 and not isinstance(p.model, ReplayModel)
