@@ -122,6 +122,9 @@ COLUMNS: list[Column] = [
     ("Passage EM % [CI]", lambda m: _ci(m.passage_em), _has("passage_em")),
     ("passage recall %", lambda m: f"{m.passage_recall * 100:.1f}"
      if m.passage_recall is not None else "–", _has("passage_recall")),
+    ("all supporting read % [CI]", lambda m: _ci(m.supporting_all), _has("supporting_all")),
+    ("supporting read (mean share) %", lambda m: f"{m.supporting_share * 100:.1f}"
+     if m.supporting_share is not None else "–", _has("supporting_share")),
 ]
 
 

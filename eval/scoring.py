@@ -79,6 +79,10 @@ class MethodMetrics(BaseModel):
     prr: dict[str, float] | None = None
     passage_em: Interval | None = None  # IM-RAG's Progress Tracker, where gold facts exist
     passage_recall: float | None = None
+    # text methods on HotpotQA/2Wiki: every gold supporting paragraph is among the passages
+    # the method put before its reader (its `evidence`), and the mean share of them
+    supporting_all: Interval | None = None
+    supporting_share: float | None = None
     retrieval_ms: float | None = None  # KG methods: median retrieval time without the LLM
     evidence_hit: Interval | None = None  # MCQ: the correct option's text is in the evidence
     matching: dict[str, float] | None = None  # KG methods: how concepts met the graph
@@ -195,7 +199,32 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
     if progress:
         m.passage_em = _interval([float(bool(d["passage_em"])) for d in progress])
         m.passage_recall = float(np.mean([float(d["passage_recall"]) for d in progress]))
+    read = [r for r in map(supporting_read, lines) if r is not None]
+    if read:
+        m.supporting_all = _interval([float(share == 1.0) for share in read])
+        m.supporting_share = float(np.mean(read))
     return m, scores
+
+
+PASSAGE_SETTINGS = ("open", "gold")  # `Answer.setting` of methods that read passages
+
+
+def supporting_read(line: RunLine) -> float | None:
+    """The share of the question's gold supporting paragraphs (HotpotQA, 2Wiki titles)
+    that the method read: an evidence item is the title ("rag", "ircot", "flare") or
+    starts with "title: " (metarag, imrag, seakr). None where the question names no
+    supporting paragraphs or the method reads no passages (closed-book, KG triples); a
+    passage method that retrieved nothing reads 0 of them.
+
+    The retrieval side of an EM/F1 row: a method that never read the bridge paragraph
+    cannot be faulted for its reasoning, and one that read both and still missed can.
+    """
+    gold = set(line.question.supporting)
+    if not gold or line.prediction.setting not in PASSAGE_SETTINGS:
+        return None
+    evidence = line.prediction.evidence
+    read = {t for t in gold if any(e == t or e.startswith(f"{t}: ") for e in evidence)}
+    return len(read) / len(gold)
 
 
 SPLITS = (("KG evidence", lambda ln: ln.prediction.setting == "kg"),

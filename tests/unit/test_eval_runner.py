@@ -118,6 +118,32 @@ def test_passage_em_and_recall_come_from_imrag_progress_steps() -> None:
     assert m.retrieval_ms is None  # no "evidence" step with a retrieval time
 
 
+def test_supporting_paragraphs_read_from_titles_and_title_prefixed_passages() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import score_method, supporting_read
+    from kgrag.types import Prediction, Question
+
+    def line(evidence: list[str], setting: str = "open", supporting: tuple[str, ...] = (
+            "Big Stone Gap (film)", "Adriana Trigiani")) -> RunLine:
+        return RunLine(question=Question(id="q", text="q?", answers=["x"],
+                                         supporting=list(supporting)),
+                       prediction=Prediction(question_id="q", method="m", answer="x",
+                                             evidence=evidence, setting=setting))
+
+    assert supporting_read(line(["Big Stone Gap (film)", "Adriana Trigiani"])) == 1.0
+    assert supporting_read(line(["Adriana Trigiani: an Italian American novelist."])) == 0.5
+    # a title that merely starts like a gold one is not it
+    assert supporting_read(line(["Big Stone Gap (film) soundtrack", "Adriana Trigianis"])) == 0
+    assert supporting_read(line([])) == 0.0  # retrieved nothing: read none
+    assert supporting_read(line([], setting="closed-book")) is None
+    assert supporting_read(line(["Evidence 1: Big Stone Gap (film) is a film"], "kg")) is None
+    assert supporting_read(line(["Adriana Trigiani"], supporting=())) is None
+    m, _ = score_method("m", [line(["Big Stone Gap (film)", "Adriana Trigiani"]),
+                              line(["Adriana Trigiani: text"]), line([], "closed-book")])
+    assert m.supporting_all is not None and m.supporting_all.mean == pytest.approx(0.5)
+    assert m.supporting_share == pytest.approx(0.75)
+
+
 def test_kg_retrieval_time_is_the_median_of_the_evidence_steps() -> None:
     from eval.runner import RunLine
     from eval.scoring import score_method
