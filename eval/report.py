@@ -108,6 +108,7 @@ COLUMNS: list[Column] = [
     *((f"G-Eval {_ABBREV.get(d, d)} (1–5) [CI]", _geval(d), _has("geval")) for d in DIMENSIONS),
     ("G-Eval n", lambda m: f"{m.geval.answers}" if m.geval else "–", _has("geval")),
     ("LLM calls/q", lambda m: f"{m.llm_calls:.1f}", _ALWAYS),
+    ("of them replayed/q", lambda m: f"{m.replayed_calls:.2f}", lambda m: m.replayed_calls > 0),
     ("tokens/q", lambda m: f"{m.prompt_tokens + m.completion_tokens:.0f}", _ALWAYS),
     ("retrievals/q", lambda m: f"{m.retrievals:.1f}", _ALWAYS),
     ("Cypher/q", lambda m: f"{m.cypher_queries:.1f}", _ALWAYS),

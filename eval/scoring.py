@@ -70,6 +70,7 @@ class MethodMetrics(BaseModel):
     geval: GevalSummary | None = None
     errors: int = 0
     llm_calls: float = 0.0
+    replayed_calls: float = 0.0  # of llm_calls, answered by a replay (`kgrag.llm.replay`)
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     retrievals: float = 0.0
@@ -166,6 +167,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         setting=",".join(sorted({ln.prediction.setting for ln in lines})),
         errors=sum(1 for ln in lines if ln.prediction.error),
         llm_calls=float(np.mean([u.llm_calls for u in usage])),
+        replayed_calls=float(np.mean([u.replayed_calls for u in usage])),
         prompt_tokens=float(np.mean([u.prompt_tokens for u in usage])),
         completion_tokens=float(np.mean([u.completion_tokens for u in usage])),
         retrievals=float(np.mean([u.retrievals for u in usage])),

@@ -425,7 +425,10 @@ def test_a_repeated_prompt_is_answered_once_and_charged_to_both_methods(
         assert again.usage.stage_seconds["generate"] >= 4.0
     assert json.loads((out / "config.json").read_text())["replay"] is True
     m = score_run(out).methods["llm-again"]
-    assert (m.correct, m.wrong) == (2, 2) and m.llm_calls == 1.0
+    assert (m.correct, m.wrong) == (2, 2) and m.llm_calls == 1.0 and m.replayed_calls == 1.0
+    assert score_run(out).methods["llm"].replayed_calls == 0.0
+    text = write_report([out], tmp_path / "report").read_text()
+    assert "of them replayed/q" in text and "| 1.0 | 1.00 |" in text
 
 
 def test_without_replay_every_method_decodes(tmp_path: Path, dataset: Path) -> None:
