@@ -38,7 +38,7 @@ from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
 __all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
 
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
-    ("Without retrieval", ("llm", "cot")),
+    ("Without retrieval", ("llm", "cot", "kg-no-evidence")),
     ("KG-RAG", ("kg-vanilla", "tog")),
     ("Text RAG", ("rag",)),
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),

@@ -6,6 +6,7 @@
 | `metakgrag-no-cycle` … `-no-restart` | the §4.2.2 ablations (Table 6) |
 | `kg-vanilla` | vanilla KG-RAG: the matched entities' top-k facts, no cycle |
 | `tog` | Think-on-Graph-style LLM-pruned beam search (`metakg.tog`) |
+| `kg-no-evidence` | diagnostic: the KG answer prompt with no evidence, nothing retrieved |
 
 >>> m = MetaKGRAG(platform.chat_model, CypherBackend(platform.store, platform.embedder),
 ...               domain="commonsense")
@@ -18,11 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from kgrag.llm.base import ChatModel
+from kgrag.method import Answer, Trace
+from kgrag.types import Question
 from metakg.backend import QUESTION, GraphBackend
 from metakg.config import Ablation, MetaKGConfig
 from metakg.cycle import refine
 from metakg.graph import Triple, integrate_evidence_paths
-from metakg.kg_method import Context, KGMethod
+from metakg.kg_method import NO_EVIDENCE, Context, KGMethod
 from metakg.neo4j_source import CypherBackend
 from metakg.tog import ThinkOnGraph
 from metakg.trace import RefinementView, render_triple
@@ -116,6 +119,26 @@ class KGVanilla(KGMethod):
         return triples
 
 
+class KGNoEvidence(KGMethod):
+    """Diagnostic, not a method of the paper: the KG methods' answer prompt (Table 7,
+    `prompts/answer_mcq.txt`) with the no-evidence line for every question, and no
+    concepts or retrieval.
+
+    It tells apart what the answer prompt does from what the evidence does: against
+    `llm` (a shorter prompt of its own) it measures the prompt, against `kg-vanilla` and
+    `metakgrag` the evidence they put into the same prompt.
+    """
+
+    name: ClassVar[str] = "kg-no-evidence"
+
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        found = self.gather(question, trace, concepts=())  # no starts, so no retrieval
+        return Answer(text=self._generate(found.ctx, NO_EVIDENCE), setting="kg-none")
+
+    def _retrieve(self, ctx: Context, starts: Sequence[str]) -> list[Triple]:
+        return []
+
+
 Factory = Callable[["Platform", "str | None"], "QAMethod"]
 
 
@@ -130,7 +153,7 @@ def _factory(cls: type[KGMethod]) -> Factory:
 
 METHOD_CLASSES: tuple[type[KGMethod], ...] = (
     MetaKGRAG, MetaKGRAGNoCycle, MetaKGRAGNoCompleteness, MetaKGRAGNoRelevance,
-    MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph)
+    MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph, KGNoEvidence)
 
 FACTORIES: dict[str, Factory] = {cls.name: _factory(cls) for cls in METHOD_CLASSES}
 # Every method here reads the domain graph (`kgrag.platform.graph_methods()`).

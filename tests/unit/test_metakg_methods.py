@@ -25,6 +25,7 @@ from metakg.graph import Triple
 from metakg.kg_method import NO_EVIDENCE
 from metakg.methods import (
     FACTORIES,
+    KGNoEvidence,
     KGVanilla,
     MetaKGRAG,
     MetaKGRAGNoCycle,
@@ -187,6 +188,21 @@ def test_a_question_matching_no_entity_is_answered_without_kg_evidence() -> None
     assert NO_EVIDENCE in model.prompts[-1][-1].content
 
 
+def test_kg_no_evidence_asks_the_answer_prompt_alone() -> None:
+    q = Question(id="q2", text=QTEXT, choices=[Choice(label="A", text="forest"),
+                                               Choice(label="B", text="sea")])
+    model = ScriptedModel(["A. forest"])  # one call: no concepts are asked for
+    b = backend()
+    b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
+    pred = KGNoEvidence(model, b, "woods").answer(q)
+    assert pred.answer == "A. forest" and pred.setting == "kg-none" and pred.evidence == []
+    (prompt,) = model.prompts
+    assert NO_EVIDENCE in prompt[-1].content and "A. forest\nB. sea" in prompt[-1].content
+    assert "Start your reply with the letter" in prompt[-1].content  # Table 7's prompt
+    assert only(pred, "match")["starts"] == [] and steps(pred, "refine") == []
+    assert pred.usage.llm_calls == 1
+
+
 def test_multiple_choice_prompts_carry_the_options() -> None:
     q = Question(id="q2", text=QTEXT, choices=[Choice(label="A", text="forest"),
                                                Choice(label="B", text="sea")])
@@ -241,6 +257,7 @@ def test_factories_build_each_method_with_its_ablation_switches() -> None:
         "metakgrag-no-restart": Ablation(strategic_restart=False),
         "kg-vanilla": Ablation(),
         "tog": Ablation(),
+        "kg-no-evidence": Ablation(),
     }
     assert set(FACTORIES) == set(expected)
     for name, ablation in expected.items():
