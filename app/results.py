@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eval.normalize import normalize_answer
-from eval.parsing import extract_answer, parse_question_choice
+from eval.parsing import extract_answer
 from eval.runner import RunLine
-from eval.scoring import RunMetrics, per_question_scores, score_run
+from eval.scoring import RunMetrics, chosen_option, per_question_scores, score_run
 from kgrag.types import Question
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ def parsed_answer(line: RunLine) -> str:
     if pred.error:
         return ""
     if q.is_multiple_choice:
-        return parse_question_choice(pred.answer, q) or ""
+        return chosen_option(line) or ""
     return normalize_answer(extract_answer(pred.answer))
 
 

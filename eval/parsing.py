@@ -149,9 +149,34 @@ def _from_option_text(text: str, labels: Sequence[str], texts: Sequence[str]) ->
             if not any(t != u and f" {t} " in f" {u} " for u in hits.values())}
 
 
+def _opening_label(text: str, labels: Sequence[str], texts: Sequence[str] | None
+                   ) -> str | None:
+    """The one label the reply opens with ("D. make peace", "(B) because …"), unless the
+    next line opens with another label (the reply is a list of the options)."""
+    lines = [ln.strip(_EDGE_JUNK) for ln in text.splitlines() if ln.strip(_EDGE_JUNK)]
+    if not lines:
+        return None
+    hit = _label_at(lines[0], 0, labels)
+    if hit is None or not _plausible(lines[0], hit, labels, texts):
+        return None
+    if _also_named(lines[0], hit, labels):
+        return None  # "B or C"
+    if len(lines) > 1:
+        second = _label_at(lines[1], 0, labels)
+        if second is not None and second.marked and second.label != hit.label:
+            return None
+    return hit.label
+
+
 def parse_choice(reply: str, labels: Sequence[str],
-                 texts: Sequence[str] | None = None) -> str | None:
+                 texts: Sequence[str] | None = None, answer_first: bool = False) -> str | None:
     """The option label a reply chose, or None when it names none or several (a Fail).
+
+    `answer_first`: the prompt asked for the option first and an explanation after (the
+    KG answer prompt of MetaKGRAG's Table 7, `llm`'s prompt). Then a reply that opens
+    with one label has chosen it, whatever the explanation goes on to list or discuss
+    ("D. make peace / Explanation: … The options are: A. take time / B. …"). A reply
+    that opens otherwise is read as below.
 
     Tried in order, the first that finds something decides: an explicit statement
     ("Answer: B", "The answer is B because", "So the answer is: (C)", "E is correct"; the
@@ -171,6 +196,8 @@ def parse_choice(reply: str, labels: Sequence[str],
     text = reply.replace("**", "").replace("__", "").strip()
     if not text:
         return None
+    if answer_first and (opening := _opening_label(text, labels, texts)) is not None:
+        return opening
     stages = [lambda: _from_statements(text, labels, texts),
               lambda: _from_line_starts(text, labels, texts)]
     if texts is not None:
@@ -182,7 +209,8 @@ def parse_choice(reply: str, labels: Sequence[str],
     return None
 
 
-def parse_question_choice(reply: str, question: Question) -> str | None:
+def parse_question_choice(reply: str, question: Question, answer_first: bool = False
+                          ) -> str | None:
     """`parse_choice` with the labels and option texts of a multiple-choice question.
 
     >>> from kgrag.types import Choice
@@ -194,7 +222,7 @@ def parse_question_choice(reply: str, question: Question) -> str | None:
     if not question.choices:
         raise ValueError(f"question {question.id} has no options")
     return parse_choice(reply, [c.label for c in question.choices],
-                        [c.text for c in question.choices])
+                        [c.text for c in question.choices], answer_first=answer_first)
 
 
 def extract_answer(text: str) -> str:

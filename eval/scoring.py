@@ -143,11 +143,32 @@ def _interval(values: list[float]) -> Interval:
     return Interval(mean=ci.mean, low=ci.low, high=ci.high)
 
 
+# Multiple-choice prompts that ask for the option first and the explanation after:
+# `kgrag/prompts/llm_mcq.txt` and the KG answer prompt (MetaKGRAG Table 7).
+ANSWER_FIRST_PROMPTS = frozenset({"llm_mcq", "answer_mcq"})
+
+
+def answered_first(line: RunLine) -> bool:
+    """Whether the prediction's reply came from an answer-first prompt (the prompt its
+    last "generate" step names)."""
+    steps = [s for s in line.prediction.trace if s.stage == "generate"]
+    return bool(steps) and steps[-1].data.get("prompt") in ANSWER_FIRST_PROMPTS
+
+
+def chosen_option(line: RunLine) -> str | None:
+    """The option a multiple-choice prediction chose (None: a Fail), read as its prompt
+    asked: an answer-first reply by its opening label (`parse_choice`)."""
+    if line.prediction.error:
+        return None
+    return parse_question_choice(line.prediction.answer, line.question,
+                                 answer_first=answered_first(line))
+
+
 def per_question_scores(line: RunLine) -> dict[str, float]:
     """The scores of one prediction (keys depend on the question kind)."""
     q, pred = line.question, line.prediction
     if q.is_multiple_choice:
-        label = parse_question_choice(pred.answer, q) if not pred.error else None
+        label = chosen_option(line)
         return {"correct": float(label is not None and label in q.answers),
                 "fail": float(label is None)}
     if q.kind == "open_ended":

@@ -268,6 +268,44 @@ def test_parse_choice_prefers_the_longest_option_text() -> None:
         parse_choice("B", "AB", ["one"])
 
 
+@pytest.mark.parametrize(("reply", "expected"), [
+    # the opening label decides, whatever the explanation lists or concludes
+    ("D. farming areas\n\nExplanation:\nThe options provided are:\nA. midwest\n"
+     "B. countryside\nD. farming areas", "D"),
+    ("B. countryside\nExplanation: the answer is A, the midwest.", "B"),
+    ("(C) estate, because estates are rural", "C"),
+    ("A midwest farm", "A"),  # "A" followed by its own option text
+    # not an opening choice: read as without the flag
+    ("A. midwest\nB. countryside", None),  # a list of the options
+    ("A or B. Both fit.", None),
+    ("The correct answer is:\nD. farming areas", "D"),
+    ("A farm house is in the countryside", "B"),  # the article, then the option text
+    ("Farms need space.\nSo the answer is: C", "C"),
+])
+def test_parse_choice_answer_first(reply: str, expected: str | None) -> None:
+    assert parse_choice(reply, LABELS, TEXTS, answer_first=True) == expected
+
+
+def test_the_scorer_reads_answer_first_prompts_by_their_opening_label() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import chosen_option, per_question_scores
+    from kgrag.types import Prediction, TraceStep
+
+    q = Question(id="q", text="Where is milk kept cold?", kind="multiple_choice",
+                 choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")],
+                 answers=["B"])
+    reply = "B. fridge\n\nExplanation: the options are:\nA. oven\nB. fridge"
+
+    def line(prompt: str) -> RunLine:
+        step = TraceStep(stage="generate", summary=reply, data={"prompt": prompt})
+        return RunLine(question=q, prediction=Prediction(question_id="q", method="m",
+                                                         answer=reply, trace=[step]))
+
+    assert chosen_option(line("answer_mcq")) == "B" == chosen_option(line("llm_mcq"))
+    assert per_question_scores(line("answer_mcq")) == {"correct": 1.0, "fail": 0.0}
+    assert chosen_option(line("cot_mcq")) is None  # reasoning-first: a list is a Fail
+
+
 def test_parse_question_choice_uses_the_question_options() -> None:
     q = Question(id="q", text="Where is milk kept cold?", kind="multiple_choice",
                  choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")],
