@@ -1,0 +1,92 @@
+"""Which option the multiple-choice answer prompts pick, on questions no run evaluates.
+
+Each prompt variant is asked with no evidence (the KG answer prompts get the no-evidence
+line that `metakg` uses), so only the prompt differs. Reported per variant: accuracy,
+Fails (read as the scorer reads answer-first replies: `parse_question_choice(…,
+answer_first=True)`), how often each option position was chosen against how often it is
+correct, and seconds per question. `--out F` keeps every reply (JSON lines).
+
+    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000
+
+The default questions are CommonsenseQA *train* records 9000-9039: a knowledge source,
+not an evaluation file (no evidence is given, so whether the graph holds them does not
+matter). Variants:
+`llm` (kgrag/prompts/llm_mcq.txt), `kg` (metakg/prompts/answer_mcq.txt, our rendering of
+MetaKGRAG's Table 7) and `table7` (scripts/prompt_bias/answer_mcq_table7.txt, Table 7's
+wording and order: question, evidence, then the instruction). Greedy decoding, the
+model's answer budget (`KGMethod.answer_tokens`, `LLMOnly.max_tokens`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from eval.datasets import load_dataset  # noqa: E402
+from eval.parsing import parse_question_choice  # noqa: E402
+from kgrag.baselines import LLMOnly  # noqa: E402
+from kgrag.llm.base import GenerationParams  # noqa: E402
+from kgrag.platform import Platform  # noqa: E402
+from kgrag.prompt import PromptTemplate  # noqa: E402
+from metakg.kg_method import NO_EVIDENCE, KGMethod  # noqa: E402
+
+VARIANTS = {
+    "llm": (ROOT / "kgrag/prompts/llm_mcq.txt", LLMOnly.max_tokens),
+    "kg": (ROOT / "metakg/prompts/answer_mcq.txt", KGMethod.answer_tokens[True]),
+    "table7": (ROOT / "scripts/prompt_bias/answer_mcq_table7.txt", KGMethod.answer_tokens[True]),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="commonsense/csqa_train.jsonl")
+    ap.add_argument("--domain", default="commonsense")
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--offset", type=int, default=9000)
+    ap.add_argument("--variants", default="llm,kg,table7")
+    ap.add_argument("--out", type=Path, default=None, help="keep the replies here (JSON lines)")
+    args = ap.parse_args()
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    p = Platform()
+    data = load_dataset(args.data, p.settings.data_dir, limit=args.offset + args.n)
+    questions = data.questions[args.offset:]
+    model = p.chat_model
+    names = [v.strip() for v in args.variants.split(",")]
+    gold = collections.Counter(q.answers[0] for q in questions)
+    print(f"{len(questions)} questions from {data.path} [{args.offset}, "
+          f"{args.offset + len(questions)}); correct option: "
+          + " ".join(f"{k} {gold[k]}" for k in sorted(gold)))
+    print("| prompt | correct | fail | chosen (A B C D E …) | s/q |\n|---|---|---|---|---|")
+    for name in names:
+        path, budget = VARIANTS[name]
+        template = PromptTemplate.load(path)
+        chosen: collections.Counter[str | None] = collections.Counter()
+        correct, start = 0, time.perf_counter()
+        for q in questions:
+            messages = template.render(
+                question=q.text, choices=q.choices_block(), domain=args.domain,
+                evidence=NO_EVIDENCE, letters="\\".join(c.label for c in q.choices))
+            reply = model.chat(messages, GenerationParams(max_tokens=budget)).text
+            label = parse_question_choice(reply, q, answer_first=True)
+            if out:
+                out.write(json.dumps({"prompt": name, "id": q.id, "gold": q.answers[0],
+                                      "chosen": label, "reply": reply}) + "\n")
+                out.flush()
+            chosen[label] += 1
+            correct += label == q.answers[0]
+        seconds = (time.perf_counter() - start) / len(questions)
+        labels = sorted({c.label for q in questions for c in q.choices})
+        dist = " ".join(str(chosen[k]) for k in labels)
+        print(f"| {name} | {correct} ({100 * correct / len(questions):.1f}%) | "
+              f"{chosen[None]} | {dist} | {seconds:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
