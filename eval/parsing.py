@@ -23,6 +23,7 @@ from kgrag.types import Question
 # "The (correct|final) answer is", "Answer:", "the best option would be", "I choose".
 _STATEMENT = re.compile(
     r"(?:\b(?:(?:correct|final|best|right)\s+)?(?:answer|option|choice)"
+    r"(?:\s+(?:to|for)\s+(?:this|the)\s+question)?"
     r"(?:\s*(?:\bis\b|\bwould\s+be\b|\bshould\s+be\b|\bmust\s+be\b|\bwill\s+be\b|[:=]))+"
     r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+)(?:choose|chose|pick|select|go\s+with))"
     r"\s*(?:(?:option|choice|letter)\b\s*)?",

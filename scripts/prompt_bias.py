@@ -4,9 +4,11 @@ Each prompt variant is asked with no evidence (the KG answer prompts get the no-
 line that `metakg` uses), so only the prompt differs. Reported per variant: accuracy,
 Fails (read as the scorer reads answer-first replies: `parse_question_choice(…,
 answer_first=True)`), how often each option position was chosen against how often it is
-correct, and seconds per question. `--out F` keeps every reply (JSON lines).
+correct, and seconds per question. `--out F` keeps every reply (JSON lines);
+`--replies F` reads such a file again with the current scorer, without the model.
 
-    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000
+    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000 --out replies.jsonl
+    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000 --replies replies.jsonl
 
 The default questions are CommonsenseQA *train* records 9000-9039: a knowledge source,
 not an evaluation file (no evidence is given, so whether the graph holds them does not
@@ -52,13 +54,21 @@ def main() -> None:
     ap.add_argument("--offset", type=int, default=9000)
     ap.add_argument("--variants", default="llm,kg,table7")
     ap.add_argument("--out", type=Path, default=None, help="keep the replies here (JSON lines)")
+    ap.add_argument("--replies", type=Path, default=None,
+                    help="score the replies kept in this file instead of asking the model")
     args = ap.parse_args()
     out = args.out.open("w", encoding="utf-8") if args.out else None
     p = Platform()
     data = load_dataset(args.data, p.settings.data_dir, limit=args.offset + args.n)
     questions = data.questions[args.offset:]
-    model = p.chat_model
     names = [v.strip() for v in args.variants.split(",")]
+    kept: dict[tuple[str, str], dict] = {}
+    if args.replies:
+        for line in args.replies.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            kept[row["prompt"], row["id"]] = row
+        names = [n for n in names if any(k[0] == n for k in kept)]
+    model = None if args.replies else p.chat_model
     gold = collections.Counter(q.answers[0] for q in questions)
     print(f"{len(questions)} questions from {data.path} [{args.offset}, "
           f"{args.offset + len(questions)}); correct option: "
@@ -73,7 +83,10 @@ def main() -> None:
             messages = template.render(
                 question=q.text, choices=q.choices_block(), domain=args.domain,
                 evidence=NO_EVIDENCE, letters="\\".join(c.label for c in q.choices))
-            reply = model.chat(messages, GenerationParams(max_tokens=budget)).text
+            if model is None:
+                reply = kept[name, q.id]["reply"]
+            else:
+                reply = model.chat(messages, GenerationParams(max_tokens=budget)).text
             label = parse_question_choice(reply, q, answer_first=True)
             if out:
                 out.write(json.dumps({"prompt": name, "id": q.id, "gold": q.answers[0],
@@ -84,6 +97,8 @@ def main() -> None:
         seconds = (time.perf_counter() - start) / len(questions)
         labels = sorted({c.label for q in questions for c in q.choices})
         dist = " ".join(str(chosen[k]) for k in labels)
+        if model is None:  # the recorded decoding time is not kept
+            seconds = float("nan")
         print(f"| {name} | {correct} ({100 * correct / len(questions):.1f}%) | "
               f"{chosen[None]} | {dist} | {seconds:.1f} |", flush=True)
 

@@ -221,6 +221,8 @@ TEXTS = ["midwest", "countryside", "estate", "farming areas", "illinois"]
     ("The answer is B because farmland is rural.", "B"),
     ("Farms need space.\nSo the answer is: C", "C"),
     ("The correct option is (D).", "D"),
+    ("The answer to this question is B. countryside.\nExplanation: rural.", "B"),
+    ("The answer for the question is: (E)", "E"),
     ("I would choose E", "E"),
     ("E is the correct answer.", "E"),
     ("Reasoning about the options...\n\nD", "D"),
