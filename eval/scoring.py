@@ -452,9 +452,9 @@ def concept_matching(lines: list[RunLine]) -> dict[str, float] | None:
     share of questions left without any start (answered without KG evidence)."""
     steps = [step.data for ln in lines for step in ln.prediction.trace
              if step.stage == "match" and "matches" in step.data]
-    if not steps:
-        return None
     matches = [m for d in steps for m in d["matches"]]
+    if not matches:  # no method here matched a concept (`kg-no-evidence` asks for none)
+        return None
     return {
         "questions": float(len(steps)),
         "concepts_per_question": len(matches) / len(steps),

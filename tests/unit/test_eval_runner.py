@@ -181,6 +181,12 @@ def test_concept_matching_summarises_the_match_steps() -> None:
         question=Question(id="q", text="q?", answers=["x"]),
         prediction=Prediction(question_id="q", method="llm", answer="x"))])
     assert plain.matching is None
+    no_concepts = TraceStep(stage="match", summary="", data={"matches": [], "starts": []})
+    asked_none, _ = score_method("kg-no-evidence", [RunLine(
+        question=Question(id="q", text="q?", answers=["x"]),
+        prediction=Prediction(question_id="q", method="kg-no-evidence", answer="x",
+                              trace=[no_concepts]))])
+    assert asked_none.matching is None  # not "0% of concepts matched"
 
 
 def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
