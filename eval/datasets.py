@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, BinaryIO, cast
 
 from eval.records import RecordContext, RecordFormat, detect_format, format_named
+from kgrag.errors import DataError
 from kgrag.types import Question
 
 log = logging.getLogger(__name__)
@@ -119,13 +120,19 @@ def _resolve(name_or_path: str | Path, data_dir: Path | None) -> tuple[DatasetSp
     if name in DATASETS:
         if data_dir is None:
             raise ValueError(f"data_dir is needed to load the built-in dataset {name!r}")
-        return DATASETS[name], data_dir / DATASETS[name].path
+        path = data_dir / DATASETS[name].path
+        if not path.is_file():
+            raise DataError(f"the {name} questions are not at {path}",
+                            hint="set KGRAG_DATA_DIR (or data_dir in kgrag.toml) to the "
+                            "folder of the shared datasets")
+        return DATASETS[name], path
     path = Path(name_or_path)
     if not path.exists() and data_dir is not None and (data_dir / path).exists():
         path = data_dir / path
     if not path.is_file():
-        raise FileNotFoundError(f"{name!r} is neither a built-in dataset "
-                                f"({', '.join(DATASETS)}) nor a question file")
+        raise DataError(f"{name!r} is neither a built-in dataset nor a question file",
+                        hint=f"name one of {', '.join(DATASETS)}, or give the path of a "
+                        "JSON Lines question file")
     if data_dir is not None:
         # A path to a built-in file loads as that dataset (same ids, name and domain).
         for spec in DATASETS.values():
@@ -164,8 +171,9 @@ def read_questions(path: str | Path, *, dataset: str | None = None,
                 if full:  # limit=0: the first record only tells the format
                     break
             elif not fmt.matches(record):
-                raise ValueError(f"{path}: line {line_no} is not in the {fmt.name} format "
-                                 f"(keys {sorted(record)})")
+                raise DataError(f"{path}: line {line_no} is not in the {fmt.name} format "
+                                f"(keys {sorted(record)})",
+                                hint="one file holds one format, the one of its first record")
             ctx = RecordContext(dataset=dataset, domain=domain or fmt.domain, line=line_no)
             try:
                 question = fmt.parse(record, ctx)
@@ -174,7 +182,8 @@ def read_questions(path: str | Path, *, dataset: str | None = None,
                 continue
             questions.append(_unique_id(question, ids, line_no, problems))
     if fmt is None:
-        raise ValueError(f"{path}: no decodable JSON record ({len(problems)} broken lines)")
+        raise DataError(f"{path}: no decodable JSON record ({len(problems)} broken lines)",
+                        hint="a question file has one JSON object per line")
     _log_problems(path, problems)
     return LoadedDataset(name=dataset, path=path, format=fmt.name, domain=domain or fmt.domain,
                          questions=tuple(questions), problems=tuple(problems))

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from kgrag.errors import DataError
 from kgrag.types import Choice, Passage, Question
 
 
@@ -254,5 +255,6 @@ def detect_format(record: Mapping[str, Any]) -> RecordFormat:
     for fmt in FORMATS:
         if fmt.matches(record):
             return fmt
-    raise ValueError(f"unrecognised question format with keys {sorted(record)}; "
-                     f"known formats: {[f.name for f in FORMATS]}")
+    raise DataError(f"unrecognised question format with keys {sorted(record)}",
+                    hint=f"known formats: {', '.join(f.name for f in FORMATS)} "
+                    "(README, Evaluation)")

@@ -359,6 +359,13 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
         raise KgragError(f"dataset {dataset!r} has no questions")
     questions = loaded.questions
     domain = domain or questions[0].domain
+    if replay:
+        p.replay_repeats()
+    # An unknown method or an unbuilt domain graph is refused before the run directory
+    # gets a config.json that a corrected command would then be refused by.
+    built = {name: p.method(name, domain) for name in methods}
+    for method in built.values():
+        method.prepare(domain)
     config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
     config.dataset_problems = [f"line {pr.line}: {pr.message}" for pr in loaded.problems
                                if pr.skipped]
@@ -366,10 +373,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     prepare_run(out, config, force)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions, redo_errors)
-    if replay:
-        p.replay_repeats()
-    for name in methods:
-        method = p.method(name, domain)
+    for name, method in built.items():
         todo = [q for q in questions if (name, q.id) not in done]
         bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q",
                    desc=name, disable=not progress, dynamic_ncols=True)

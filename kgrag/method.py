@@ -71,6 +71,11 @@ class QAMethod(ABC):
         self.model = model
         self.store = store
 
+    def prepare(self, domain: str | None) -> None:
+        """Refuse now what would fail on the first question (an unbuilt domain graph),
+        so a run writes nothing it cannot use. Nothing to check by default."""
+        return None
+
     def answer(self, question: Question) -> Prediction:
         u = self.model.usage
         calls0, p0, c0, r0 = u.calls, u.prompt_tokens, u.completion_tokens, u.replayed

@@ -124,6 +124,13 @@ class KGMethod(QAMethod):
         self.config = config or MetaKGConfig()
         self._checked: dict[str, DomainInfo] = {}
 
+    def prepare(self, domain: str | None) -> None:
+        """The domain graph is queryable (`GraphBackend.check`; not cached, so the first
+        question's trace still records the domain step)."""
+        name = self.domain or domain
+        if name:
+            self.backend.check(name)
+
     # ------------------------------------------------------------------ the template
     def _answer(self, question: Question, trace: Trace) -> Answer:
         found = self.gather(question, trace)

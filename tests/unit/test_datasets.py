@@ -11,6 +11,7 @@ import pytest
 
 from eval.datasets import DATASETS, load_dataset, read_questions
 from eval.records import detect_format
+from kgrag.errors import DataError
 from tests.conftest import DATA_DIR
 
 needs_data = pytest.mark.skipif(not DATA_DIR.is_dir(),
@@ -170,14 +171,22 @@ def test_invalid_utf8_line_is_one_problem(tmp_path: Path) -> None:
 
 
 def test_unknown_names_and_formats_fail_clearly(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="built-in dataset"):
+    with pytest.raises(DataError, match="built-in dataset"):
         load_dataset("no-such-dataset", tmp_path)
     with pytest.raises(ValueError, match="data_dir"):
         load_dataset("csqa")
     f = tmp_path / "odd.jsonl"
     f.write_text('{"prompt": "x", "completion": "y"}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="unrecognised question format"):
+    with pytest.raises(DataError, match="unrecognised question format") as e:
         load_dataset(f)
+    assert "csqa" in e.value.hint  # the known formats
+    with pytest.raises(DataError, match="csqa questions are not at") as e:
+        load_dataset("csqa", tmp_path)  # a data folder without the shared files
+    assert "KGRAG_DATA_DIR" in e.value.hint
+    junk = tmp_path / "junk.txt"
+    junk.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no decodable JSON record"):
+        load_dataset(junk)
 
 
 @pytest.mark.parametrize(("record", "fmt"), [

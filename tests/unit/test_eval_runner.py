@@ -16,7 +16,10 @@ from kgrag.errors import KgragError
 from kgrag.llm.base import Generation
 from kgrag.llm.replay import ReplayModel
 from kgrag.llm.scripted import ScriptedModel
+from metakg.backend import MemoryBackend
+from metakg.methods import MetaKGRAG
 from tests.conftest import FixedGraphStore, write_questions
+from tests.unit.test_evidence import AnyTextEmbedder
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"question_concept": "x", "stem": f"Question {i}?",
@@ -95,6 +98,33 @@ def test_another_configuration_is_refused(tmp_path: Path, dataset: Path) -> None
     other.settings.model.chat = "smollm2-135m"
     with pytest.raises(KgragError, match="different configuration"):
         run_eval(other, str(dataset), ["cot"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+
+
+def test_an_unknown_method_or_an_unbuilt_domain_is_refused_before_config(
+        tmp_path: Path, dataset: Path) -> None:
+    # Otherwise config.json would record the bad name or domain, and the corrected
+    # command would be refused as "another configuration".
+    out = tmp_path / "run"
+    p = FakePlatform([], tmp_path)  # any model call would exhaust the script
+
+    def method(name: str, domain: str | None) -> LLMOnly:
+        if name != "llm":
+            raise KgragError(f"unknown method {name!r}")
+        return LLMOnly(p.model)
+
+    p.method = method  # type: ignore[method-assign]
+    with pytest.raises(KgragError, match="unknown method 'nosuch'"):
+        run_eval(p, str(dataset), ["llm", "nosuch"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert not (out / "config.json").exists()
+    p.method = lambda name, domain: MetaKGRAG(  # type: ignore[method-assign, assignment, return-value]
+        p.model, MemoryBackend({}, [], AnyTextEmbedder()), domain)
+    with pytest.raises(KgragError, match="kgrag build --domain woods"):
+        run_eval(p, str(dataset), ["metakgrag"], n=None, out=out, domain="woods",  # type: ignore[arg-type]
+                 progress=False)
+    assert not (out / "config.json").exists() and p.model.prompts == []
+    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)  # the corrected command runs in the same directory
+    assert len(read_run(out)[1]) == 4
 
 
 def test_passage_em_and_recall_come_from_imrag_progress_steps() -> None:
