@@ -297,11 +297,14 @@ def bench_extract(
 @app.command("eval")
 def eval_(
     dataset: Annotated[str, typer.Option(help="Built-in name (csqa, medqa, medquad, mmlu-law, "
-                                               "hotpotqa, 2wiki, nq) or a question file.")],
+                                               "mmlu-law-val, hotpotqa, 2wiki, nq) or a "
+                                               "JSON Lines question file.")],
     methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = "llm",
     n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Graph for KG methods.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default: "
+                                                  "runs/<dataset>-<n>).")] = None,
+    domain: Annotated[str | None, typer.Option(help="Graph for KG methods (default: the "
+                                                     "dataset's domain).")] = None,
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
     force: Annotated[bool, typer.Option(help="Write into a run of another config.")] = False,
     redo_errors: Annotated[bool, typer.Option(
