@@ -175,7 +175,7 @@ def markdown(metrics: RunMetrics) -> str:
     methods = list(metrics.methods.values())
     if not methods:
         return "\n".join(lines + ["(no predictions yet)", ""])
-    lines += _table(methods) + _metric_notes(metrics)
+    lines += _table(methods) + _metric_notes(metrics) + _options_section(methods)
     if metrics.pairs:
         lines += ["", "### Paired tests (same questions)", "",
                   "| A | B | metric | shared questions | statistic | p |",
@@ -214,12 +214,33 @@ def _same_section(same: SameQuestions) -> list[str]:
              "scored on exactly those (no BERTScore or G-Eval here)."
              + (f" Left out (fewer answers): {', '.join(same.left_out)}." if same.left_out
                 else ""), ""]
-    lines += _table(methods)
+    lines += _table(methods) + _options_section(methods, same.k)
     matrix = significance_matrix([m.method for m in methods], same.pairs)
     if matrix:
         lines += ["", f"Significance matrix on these {same.k} questions: row minus column "
                   "(questions only the row got right minus questions only the column got "
                   "right), McNemar exact p in brackets.", ""] + matrix
+    return lines
+
+
+def _options_section(methods: list[MethodMetrics], k: int | None = None) -> list[str]:
+    """Multiple choice: each method's answers by option label, beside how often each label
+    is the correct one (a label chosen far more often than it is correct is a bias)."""
+    rows = [m for m in methods if m.options]
+    if not rows:
+        return []
+    labels = sorted({label for m in rows for label in m.options or {}})
+    where = f"these {k} questions" if k else "each method's questions"
+    lines = ["", f"Options chosen on {where}: chosen (right), and how many of the method's "
+             "questions have each label as the correct one.", "",
+             "| method | " + " | ".join(labels) + " | Fail | correct labels |",
+             "|---|" + "---|" * (len(labels) + 2)]
+    for m in rows:
+        opts = m.options or {}
+        cells = [f"{opts[lb].chosen} ({opts[lb].correct})" if lb in opts else "–"
+                 for lb in labels]
+        gold = " · ".join(f"{lb} {opts[lb].gold}" for lb in labels if lb in opts)
+        lines.append(f"| {m.method} | " + " | ".join(cells) + f" | {m.fail or 0} | {gold} |")
     return lines
 
 

@@ -53,6 +53,17 @@ class GevalSummary(BaseModel):
     unparsed: int = 0  # (answer, dimension) replies without a score token, not averaged
 
 
+class OptionCount(BaseModel):
+    """One option label of a multiple-choice run: how often a method chose it, how often
+    that choice was right, and for how many of its questions it is the correct label
+    (`gold`). Side by side they show a position bias: a label chosen far more often than
+    it is correct."""
+
+    chosen: int = 0
+    correct: int = 0
+    gold: int = 0
+
+
 class MethodMetrics(BaseModel):
     method: str
     n: int
@@ -87,6 +98,7 @@ class MethodMetrics(BaseModel):
     retrieval_ms: float | None = None  # KG methods: median retrieval time without the LLM
     evidence_hit: Interval | None = None  # MCQ: the correct option's text is in the evidence
     matching: dict[str, float] | None = None  # KG methods: how concepts met the graph
+    options: dict[str, OptionCount] | None = None  # MCQ: answers by option label
 
 
 class PairTest(BaseModel):
@@ -207,6 +219,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.recall = float(np.mean(scores["recall"]))
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
+    m.options = option_counts(lines)
     m.prr = path_refinement(lines)
     hits = [evidence_has_answer(ln) for ln in lines
             if ln.question.is_multiple_choice and ln.prediction.setting.startswith("kg")]
@@ -227,6 +240,26 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.supporting_all = _interval([float(share == 1.0) for share in read])
         m.supporting_share = float(np.mean(read))
     return m, scores
+
+
+def option_counts(lines: list[RunLine]) -> dict[str, OptionCount] | None:
+    """Chosen, right and correct counts per option label over the multiple-choice
+    predictions (a Fail chooses no label); None without multiple-choice questions."""
+    mcq = [ln for ln in lines if ln.question.is_multiple_choice]
+    if not mcq:
+        return None
+    counts: dict[str, OptionCount] = {}
+    for ln in mcq:
+        for choice in ln.question.choices:  # every offered label gets a row, chosen or not
+            counts.setdefault(choice.label, OptionCount())
+        for label in ln.question.answers:
+            counts.setdefault(label, OptionCount()).gold += 1
+        label = chosen_option(ln)
+        if label is not None:
+            count = counts.setdefault(label, OptionCount())
+            count.chosen += 1
+            count.correct += label in ln.question.answers
+    return dict(sorted(counts.items()))
 
 
 PASSAGE_SETTINGS = ("open", "gold")  # `Answer.setting` of methods that read passages

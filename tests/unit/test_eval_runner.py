@@ -79,6 +79,13 @@ def test_scoring_counts_correct_wrong_fail(tmp_path: Path, dataset: Path) -> Non
     report = write_report([out], tmp_path / "report")
     text = report.read_text()
     assert "| Without retrieval | llm |" in text and "50.0 [" in text
+    opts = m.options or {}
+    assert list(opts) == ["A", "B", "C", "D", "E"]  # every offered label, chosen or not
+    assert [(opts[k].chosen, opts[k].correct, opts[k].gold) for k in "AB"] == [(1, 0, 0),
+                                                                               (2, 2, 4)]
+    assert opts["E"].chosen == 0 and opts["E"].gold == 0  # the Fail chose no label
+    assert "| llm | 1 (0) | 2 (2) | 0 (0) | 0 (0) | 0 (0) | 1 | A 0 · B 4 · C 0 · D 0 · E 0 |" \
+        in text
 
 
 def test_pairs_are_tested_on_the_same_questions(tmp_path: Path, dataset: Path) -> None:

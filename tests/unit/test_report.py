@@ -52,7 +52,9 @@ def test_report_groups_rows_and_writes_self_contained_html(tmp_path: Path, datas
                     ["Ablations", "metakgrag-no-cycle"]]
     assert (tmp_path / "report" / "00-csqa_small-ablation.png").is_file()
     html = (tmp_path / "report" / "report.html").read_text()
-    assert html.count("<table>") == 2 and "<th>accuracy % [95% CI]</th>" in html
+    # the method table, the options chosen, the paired tests
+    assert html.count("<table>") == 3 and "<th>accuracy % [95% CI]</th>" in html
+    assert "<td>metakgrag</td><td>1 (0)</td><td>3 (3)</td>" in html  # A chosen once, B 3 times
     assert html.count("data:image/png;base64,") == 3  # accuracy, ablation, cost: embedded
     assert "<td>Ours</td><td>metakgrag</td>" in html
 
