@@ -252,13 +252,13 @@ def option_counts(lines: list[RunLine]) -> dict[str, OptionCount] | None:
     for ln in mcq:
         for choice in ln.question.choices:  # every offered label gets a row, chosen or not
             counts.setdefault(choice.label, OptionCount())
-        for label in ln.question.answers:
-            counts.setdefault(label, OptionCount()).gold += 1
-        label = chosen_option(ln)
-        if label is not None:
-            count = counts.setdefault(label, OptionCount())
+        for gold in ln.question.answers:
+            counts.setdefault(gold, OptionCount()).gold += 1
+        chosen = chosen_option(ln)
+        if chosen is not None:
+            count = counts.setdefault(chosen, OptionCount())
             count.chosen += 1
-            count.correct += label in ln.question.answers
+            count.correct += chosen in ln.question.answers
     return dict(sorted(counts.items()))
 
 
