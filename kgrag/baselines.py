@@ -19,14 +19,16 @@ class LLMOnly(QAMethod):
 
     name: ClassVar[str] = "llm"
     prompts: ClassVar[tuple[str, str]] = ("llm_mcq", "llm_open")
-    max_tokens: ClassVar[int] = 96
+    max_tokens: ClassVar[tuple[int, int]] = (96, 96)  # multiple choice, other questions
 
     def _answer(self, question: Question, trace: Trace) -> Answer:
         template = self._template(question)
         messages = template.render(question=question.text, choices=question.choices_block())
-        reply = self.model.chat(messages, GenerationParams(max_tokens=self.max_tokens))
+        budget = self.max_tokens[0 if question.is_multiple_choice else 1]
+        reply = self.model.chat(messages, GenerationParams(max_tokens=budget))
         trace.add("generate", reply.text.strip(), prompt=template.name,
-                  completion_tokens=reply.completion_tokens)
+                  completion_tokens=reply.completion_tokens, max_tokens=budget,
+                  finish_reason=reply.finish_reason)
         return Answer(text=reply.text.strip())
 
     def _template(self, question: Question) -> PromptTemplate:
@@ -39,4 +41,7 @@ class ChainOfThought(LLMOnly):
 
     name: ClassVar[str] = "cot"
     prompts: ClassVar[tuple[str, str]] = ("cot_mcq", "cot_open")
-    max_tokens: ClassVar[int] = 384
+    # Multiple choice asks to reason about each option: on MMLU law's long options 384
+    # tokens cut 6 of the first 16 replies off before "So the answer is" (Fails), so 768.
+    # CommonsenseQA's replies never reached 384, so its answers are the same either way.
+    max_tokens: ClassVar[tuple[int, int]] = (768, 384)

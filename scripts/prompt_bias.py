@@ -40,7 +40,7 @@ from kgrag.prompt import PromptTemplate  # noqa: E402
 from metakg.kg_method import NO_EVIDENCE, KGMethod  # noqa: E402
 
 VARIANTS = {
-    "llm": (ROOT / "kgrag/prompts/llm_mcq.txt", LLMOnly.max_tokens),
+    "llm": (ROOT / "kgrag/prompts/llm_mcq.txt", LLMOnly.max_tokens[0]),
     "kg": (ROOT / "metakg/prompts/answer_mcq.txt", KGMethod.answer_tokens[True]),
     "table7": (ROOT / "scripts/prompt_bias/answer_mcq_table7.txt", KGMethod.answer_tokens[True]),
 }

@@ -35,10 +35,16 @@ def test_llm_only_counts_usage_and_traces() -> None:
     assert pred.error is None
 
 
-def test_cot_uses_its_own_prompt() -> None:
-    model = ScriptedModel(["Fridges are cold. So the answer is: B"])
-    ChainOfThought(model).answer(MCQ)
+def test_cot_uses_its_own_prompt_and_a_longer_budget_for_options() -> None:
+    model = ScriptedModel(["Fridges are cold. So the answer is: B",
+                           "It is Paris. So the answer is: Paris"])
+    mcq = ChainOfThought(model).answer(MCQ)
     assert "step by step" in model.prompts[0][-1].content
+    open_q = Question(id="q2", text="Capital of France?", answers=["Paris"])
+    short = ChainOfThought(model).answer(open_q)
+    # reasoning about every option of a long (law) question needs more than 384 tokens
+    assert [p.trace[0].data["max_tokens"] for p in (mcq, short)] == [768, 384]
+    assert LLMOnly(ScriptedModel(["B"])).answer(MCQ).trace[0].data["max_tokens"] == 96
 
 
 def test_a_failing_question_is_recorded_not_fatal() -> None:
