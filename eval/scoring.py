@@ -486,15 +486,15 @@ def concept_matching(lines: list[RunLine]) -> dict[str, float] | None:
     steps = [step.data for ln in lines for step in ln.prediction.trace
              if step.stage == "match" and "matches" in step.data]
     matches = [m for d in steps for m in d["matches"]]
-    if not matches:  # no method here matched a concept (`kg-no-evidence` asks for none)
+    if not matches:  # no concept was asked about at all (`kg-no-evidence` asks for none)
         return None
+    similarities = [float(m["similarity"]) for m in matches if m.get("similarity") is not None]
     return {
         "questions": float(len(steps)),
         "concepts_per_question": len(matches) / len(steps),
-        "kept_share": (sum(bool(m.get("kept")) for m in matches) / len(matches)
-                       if matches else 0.0),
-        "mean_similarity": (float(np.mean([float(m["similarity"]) for m in matches]))
-                            if matches else 0.0),
+        "kept_share": sum(bool(m.get("kept")) for m in matches) / len(matches),
+        # a concept with no nearest entity at all (similarity None) has no similarity
+        "mean_similarity": float(np.mean(similarities)) if similarities else 0.0,
         "starts_per_question": float(np.mean([len(d.get("starts") or []) for d in steps])),
         "no_start_share": float(np.mean([not d.get("starts") for d in steps])),
     }

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 
 class KgragError(Exception):
     """An error the user can act on: `message` says what happened, `hint` what to do.
@@ -39,12 +37,3 @@ class DataError(KgragError, ValueError):
     """A dataset or question file is unknown, missing, or holds no usable record (a
     `ValueError` too, for callers that read files without the CLI)."""
 
-
-def unbuilt_domain(domain: str, problem: str, known: Sequence[str] = ()) -> KgragError:
-    """The one error for a domain graph that cannot be queried (no entities, no
-    embeddings, no facts), naming the commands that build or load it."""
-    built = f" Built domains: {', '.join(known)}." if known else ""
-    return KgragError(
-        f"the graph of domain {domain!r} {problem}.{built}",
-        hint=f"build it with `kgrag build --domain {domain}` or load an export with "
-        f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import cypher
-from kgrag.errors import KgragError, unbuilt_domain
+from kgrag.errors import KgragError
 from metakg.backend import (
     QUESTION,
     CandidateOps,
@@ -31,6 +31,7 @@ from metakg.backend import (
     Fact,
     RelationOption,
     concept_name,
+    unbuilt_domain,
     unit,
 )
 from metakg.config import MetaKGConfig

@@ -224,6 +224,14 @@ def test_concept_matching_summarises_the_match_steps() -> None:
         prediction=Prediction(question_id="q", method="kg-no-evidence", answer="x",
                               trace=[no_concepts]))])
     assert asked_none.matching is None  # not "0% of concepts matched"
+    unmatched, _ = score_method("metakgrag", [line(0, [(0.8, True)]), RunLine(
+        question=Question(id="u", text="q?", answers=["x"]),
+        prediction=Prediction(question_id="u", method="metakgrag", answer="x", trace=[
+            TraceStep(stage="match", summary="", data={"matches": [
+                {"concept": "c", "similarity": None, "kept": False}], "starts": []})]))])
+    assert unmatched.matching is not None  # a concept without any nearest entity
+    assert unmatched.matching["mean_similarity"] == pytest.approx(0.8)
+    assert unmatched.matching["kept_share"] == pytest.approx(0.5)
 
 
 def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
