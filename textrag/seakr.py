@@ -178,14 +178,17 @@ class SeaKR(QAMethod):
             stops = _step_stops(bool(buf.steps))
             prompt = self.prompt(q, buf.steps, [self._doc(p) for p in buf.docs])
             direct = self.engine.generate(prompt, stops, uncertainty=cfg.self_aware_retrieval)
-            retrieve = (not direct.text.strip() or not cfg.self_aware_retrieval
-                        or (direct.uncertainty is not None and direct.uncertainty > cfg.threshold))
-            trace.add("step", f"U={_fmt(direct.uncertainty)} vs δ={cfg.threshold}: "
-                      + ("retrieve" if retrieve else "keep") + f" | {direct.text.strip()}",
+            answered = find_answer(direct.text) is not None  # official: before the U test
+            retrieve = not answered and (
+                not direct.text.strip() or not cfg.self_aware_retrieval
+                or (direct.uncertainty is not None and direct.uncertainty > cfg.threshold))
+            decision = "answer, stop" if answered else "retrieve" if retrieve else "keep"
+            trace.add("step", f"U={_fmt(direct.uncertainty)} vs δ={cfg.threshold}: {decision}"
+                      f" | {direct.text.strip()}",
                       step=len(buf.steps) + 1, text=direct.text, uncertainty=direct.uncertainty,
                       threshold=cfg.threshold, retrieve=retrieve,
                       samples_used=direct.vectors_used, seconds=round(direct.seconds, 3))
-            if find_answer(direct.text) is not None:  # official: checked before the U test
+            if answered:
                 self._push(buf, direct)
                 break
             if retrieve:

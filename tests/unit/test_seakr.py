@@ -533,3 +533,12 @@ def test_registered_variants_answer_under_their_own_names() -> None:
     engine = FakeEngine(lambda tail, stop, u: out("So the answer is Rome", -9.0))
     method = cls(ScriptedModel([], capabilities=FULL), DictRetriever(P), engine=engine)
     assert method.answer(Q).method == "seakr-gold"
+
+
+def test_an_answer_step_stops_without_retrieval_whatever_its_uncertainty() -> None:
+    engine = FakeEngine(lambda tail, stop, u: out("So the answer is Rome", 3.0))  # U > δ
+    pred = seakr(engine, DictRetriever(P), threshold=-6.0).answer(Q)
+    steps = _trace(pred, "step")
+    assert [s["retrieve"] for s in steps] == [False]  # official order: answer test first
+    assert pred.usage.retrievals == 0 and pred.answer == "Rome"
+    assert "answer, stop" in next(e for e in pred.trace if e.stage == "step").summary
