@@ -1,0 +1,57 @@
+"""Counts the README quotes from SeaKR and MetaRAG traces of a run, on its first N questions.
+
+    python scripts/trace_counts.py docs/results/hotpotqa-dev 28
+
+SeaKR: reasoning steps, real retrievals (a `retrieve` step that chose a passage), questions
+with and without retrieval and their exact matches, the first step's uncertainty.
+MetaRAG: questions with at least one monitor → evaluate → plan round, the rounds' planned
+categories, how the loops stopped, and re-retrievals.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+from eval.runner import read_run
+from eval.scoring import per_question_scores
+
+
+def main(run: Path, n: int) -> None:
+    config, lines = read_run(run)
+    with open(config.dataset_path, encoding="utf-8") as f:
+        order = [json.loads(line).get("_id") for line in f][:n]
+    last = {(ln.prediction.method, ln.question.id): ln for ln in lines}  # newer line wins
+    seakr = [last[("seakr", q)] for q in order if ("seakr", q) in last]
+    if seakr:
+        steps = [s for ln in seakr for s in ln.prediction.trace if s.stage == "step"]
+        hits = {ln.question.id: sum(1 for s in ln.prediction.trace
+                                    if s.stage == "retrieve" and "chosen" in s.data)
+                for ln in seakr}
+        em = {ln.question.id: per_question_scores(ln)["em"] for ln in seakr}
+        with_r = [q for q in hits if hits[q]]
+        first = [u for ln in seakr for s in ln.prediction.trace[:1]
+                 if s.stage == "step" and (u := s.data.get("uncertainty")) is not None]
+        print(f"seakr, {len(seakr)} questions: {len(steps)} steps, {sum(hits.values())} "
+              f"retrievals; {len(with_r)} questions retrieved ({sum(em[q] for q in with_r):.0f} "
+              f"right), {len(hits) - len(with_r)} did not "
+              f"({sum(em[q] for q in hits if not hits[q]):.0f} right)")
+        if first:
+            print(f"  first-step U: median {statistics.median(first):.2f}, "
+                  f"range {min(first):.2f} to {max(first):.2f}")
+    meta = [last[("metarag", q)] for q in order if ("metarag", q) in last]
+    if meta:
+        rounds = [s for ln in meta for s in ln.prediction.trace if s.stage == "round"]
+        flagged = sum(any(s.stage == "round" for s in ln.prediction.trace) for ln in meta)
+        stops = Counter(s.summary.split(" (")[0] for ln in meta for s in ln.prediction.trace
+                        if s.stage == "stop")
+        print(f"metarag, {len(meta)} questions: {flagged} with a round; planned "
+              f"{dict(Counter(s.summary.split(':')[0] for s in rounds))}; stops {dict(stops)}; "
+              f"re-retrievals {sum(ln.prediction.usage.retrievals - 1 for ln in meta)}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), int(sys.argv[2]))
