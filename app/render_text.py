@@ -22,7 +22,7 @@ from kgrag.types import TraceStep
 
 UNCERTAINTY_KEYS = ("uncertainty", "eigen_score", "eigenscore")
 THRESHOLD_KEYS = ("threshold", "eigen_threshold", "uncertainty_threshold")
-DECISION_KEYS = ("retrieve", "retrieved", "decision", "action", "status")
+DECISION_KEYS = ("decision", "retrieve", "retrieved", "action", "status")  # text first
 CANDIDATE_KEYS = ("candidates", "docs", "documents")
 CHOSEN_KEYS = ("chosen", "selected", "best", "choice")
 ROUND_KEYS = ("monitor", "diagnosis", "plan", "action", "critique", "reflection")

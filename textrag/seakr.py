@@ -186,7 +186,7 @@ class SeaKR(QAMethod):
             trace.add("step", f"U={_fmt(direct.uncertainty)} vs δ={cfg.threshold}: {decision}"
                       f" | {direct.text.strip()}",
                       step=len(buf.steps) + 1, text=direct.text, uncertainty=direct.uncertainty,
-                      threshold=cfg.threshold, retrieve=retrieve,
+                      threshold=cfg.threshold, retrieve=retrieve, decision=decision,
                       samples_used=direct.vectors_used, seconds=round(direct.seconds, 3))
             if answered:
                 self._push(buf, direct)

@@ -262,6 +262,10 @@ def test_uncertainty_rows_and_chart_follow_the_trace() -> None:
         == [(1, -7.1, False, "no retrieval"), (2, -4.2, True, "retrieve")]
     spec = render_text.uncertainty_spec(rows)
     assert spec["layer"][-1]["data"]["values"] == [{"threshold": -6.0}]
+    stop = TraceStep(stage="step", summary="answer", data={
+        "step": 3, "uncertainty": -2.0, "threshold": -6.0, "retrieve": False,
+        "decision": "answer, stop"})
+    assert render_text.uncertainty_rows([stop])[0]["decision"] == "answer, stop"
 
 
 def test_candidates_mark_the_re_ranked_choice() -> None:

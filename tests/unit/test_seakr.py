@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from app import render_text
 from kgrag.errors import KgragError, ModelError
 from kgrag.llm.base import Capabilities
 from kgrag.llm.eos_states import EosStateCache
@@ -542,3 +543,5 @@ def test_an_answer_step_stops_without_retrieval_whatever_its_uncertainty() -> No
     assert [s["retrieve"] for s in steps] == [False]  # official order: answer test first
     assert pred.usage.retrievals == 0 and pred.answer == "Rome"
     assert "answer, stop" in next(e for e in pred.trace if e.stage == "step").summary
+    (row,) = render_text.uncertainty_rows(pred.trace)  # the app says why, not "no retrieval"
+    assert row["above threshold"] is True and row["decision"] == "answer, stop"
