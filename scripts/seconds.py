@@ -1,0 +1,39 @@
+"""Median seconds per question of every method of a run, over a range of its questions.
+
+    python scripts/seconds.py docs/results/hotpotqa-dev 13 28
+
+Questions are numbered 1, 2, … in the order the run first answered them (its steps follow
+the dataset file), so a range picks the questions of given steps, for example those that
+ran with nothing else on the machine. Without a range: every question.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from eval.runner import RunLine, read_jsonl, read_run
+
+
+def main(run: Path, first: int, last: int | None) -> None:
+    _, lines = read_run(run)
+    order: dict[str, int] = {}
+    for ln in read_jsonl(run / "predictions.jsonl", RunLine, "prediction"):
+        order.setdefault(ln.question.id, len(order) + 1)
+    secs: dict[str, list[float]] = defaultdict(list)
+    for ln in lines:
+        if first <= order[ln.question.id] <= (last or len(order)):
+            secs[ln.prediction.method].append(ln.prediction.usage.seconds)
+    print(f"questions {first}-{last or len(order)} of {run}: median s/q (n)")
+    for method, s in sorted(secs.items(), key=lambda kv: -statistics.median(kv[1])):
+        print(f"  {method:28s} {statistics.median(s):7.1f}  ({len(s)})")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    main(Path(args[0]), int(args[1]) if len(args) > 1 else 1,
+         int(args[2]) if len(args) > 2 else None)
