@@ -6,6 +6,8 @@ SeaKR: reasoning steps, real retrievals (a `retrieve` step that chose a passage)
 with and without retrieval and their exact matches, the first step's uncertainty.
 MetaRAG: questions with at least one monitor → evaluate → plan round, the rounds' planned
 categories, how the loops stopped, and re-retrievals.
+Every method that reads passages and answered all N questions: EM of the answers whose
+method read every supporting paragraph, and of the others.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from eval.runner import read_run
-from eval.scoring import per_question_scores
+from eval.scoring import per_question_scores, supporting_read
 
 
 def main(run: Path, n: int) -> None:
@@ -51,6 +53,19 @@ def main(run: Path, n: int) -> None:
         print(f"metarag, {len(meta)} questions: {flagged} with a round; planned "
               f"{dict(Counter(s.summary.split(':')[0] for s in rounds))}; stops {dict(stops)}; "
               f"re-retrievals {sum(ln.prediction.usage.retrievals - 1 for ln in meta)}")
+    split: dict[bool, list[float]] = {True: [], False: []}
+    methods = sorted({m for m, _ in last})
+    readers = [m for m in methods if all((m, q) in last for q in order)
+               and all(supporting_read(last[(m, q)]) is not None for q in order)]
+    for m in readers:
+        for q in order:
+            ln = last[(m, q)]
+            split[supporting_read(ln) == 1.0].append(per_question_scores(ln)["em"])
+    if readers:
+        def em(xs: list[float]) -> str:
+            return f"{len(xs)} answers, EM {100 * sum(xs) / len(xs):.1f}%" if xs else "0 answers"
+        print(f"supporting paragraphs ({', '.join(readers)}): all read {em(split[True])}; "
+              f"not all {em(split[False])}")
 
 
 if __name__ == "__main__":
