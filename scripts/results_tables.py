@@ -56,8 +56,8 @@ def choice_rows(methods: dict[str, Any]) -> str:
 
 def short_rows(methods: dict[str, Any]) -> str:
     header = ["method", "setting", "n", "EM % [95% CI]", "F1 % [95% CI]", "Passage EM %",
-              "all supporting read %", "supporting read (share) %", "LLM calls/q", "retrievals/q", "Cypher/q", "tokens/q (prompt+generated)",
-              "median s/q"]
+              "all supporting read %", "supporting read (share) %", "LLM calls/q",
+              "retrievals/q", "Cypher/q", "tokens/q (prompt+generated)", "median s/q"]
     rows = [[f"`{name}`", m.get("setting") or "–", str(m["n"]), pct(m["em"]), pct(m["f1"]),
              pct(m.get("passage_em")), pct(m.get("supporting_all")),
              num(100 * m["supporting_share"] if m.get("supporting_share") is not None
