@@ -56,7 +56,7 @@ test-unit: install
 	$(BIN)/python -m pytest -m "not slow and not integration" -q
 
 lint: install
-	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests
+	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests scripts
 	$(BIN)/mypy kgrag kg_builder metakg textrag eval app
 
 neo4j-start: install
