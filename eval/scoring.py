@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
 from statistics import median
@@ -375,19 +375,26 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
     return tests
 
 
-def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: int
-                   ) -> SameQuestions:
-    """Score every method that answered all of the run's first `k` questions on exactly
-    those. Dataset order is the order the method with most answers wrote them in (the
-    runner answers the first n questions of a dataset in file order)."""
-    if k < 1:
-        raise KgragError(f"--same must be at least 1, not {k}")
+def question_order(by_method: Mapping[str, Sequence[RunLine]]) -> list[str]:
+    """A run's question ids in dataset order: the order the method with most answers wrote
+    them in (the runner answers the first n questions of a dataset in file order), then
+    any question only other methods answered."""
+    order = list(by_method)
     ref = max(order, key=lambda m: len(by_method[m]), default=None)
     seen: dict[str, None] = {}
     for m in ([ref] if ref else []) + order:
         for ln in by_method[m]:
             seen.setdefault(ln.question.id, None)
-    ids = list(seen)[:k]
+    return list(seen)
+
+
+def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: int
+                   ) -> SameQuestions:
+    """Score every method that answered all of the run's first `k` questions (in
+    `question_order`) on exactly those."""
+    if k < 1:
+        raise KgragError(f"--same must be at least 1, not {k}")
+    ids = question_order({m: by_method[m] for m in order})[:k]
     if len(ids) < k:
         raise KgragError(f"--same {k}: the run has only {len(ids)} questions")
     wanted = set(ids)

@@ -2,9 +2,9 @@
 
     python scripts/seconds.py docs/results/hotpotqa-dev 13 28
 
-Questions are numbered 1, 2, … in the order the run first answered them (its steps follow
-the dataset file), so a range picks the questions of given steps, for example those that
-ran with nothing else on the machine. Without a range: every question.
+Questions are numbered 1, 2, … in dataset order (`eval.scoring.question_order`, as for
+`kgrag score --same`), so a range picks the questions of given steps, for example those
+that ran with nothing else on the machine. Without a range: every question.
 """
 
 from __future__ import annotations
@@ -14,14 +14,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from eval.runner import RunLine, read_jsonl, read_run
+from eval.runner import RunLine, read_run
+from eval.scoring import question_order
 
 
 def main(run: Path, first: int, last: int | None) -> None:
     _, lines = read_run(run)
-    order: dict[str, int] = {}
-    for ln in read_jsonl(run / "predictions.jsonl", RunLine, "prediction"):
-        order.setdefault(ln.question.id, len(order) + 1)
+    by_method: dict[str, list[RunLine]] = defaultdict(list)
+    for ln in lines:
+        by_method[ln.prediction.method].append(ln)
+    order = {q: i for i, q in enumerate(question_order(by_method), 1)}
     secs: dict[str, list[float]] = defaultdict(list)
     for ln in lines:
         if first <= order[ln.question.id] <= (last or len(order)):

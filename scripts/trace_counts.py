@@ -12,21 +12,22 @@ method read every supporting paragraph, and of the others.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
-from eval.runner import read_run
-from eval.scoring import per_question_scores, supporting_read
+from eval.runner import RunLine, read_run
+from eval.scoring import per_question_scores, question_order, supporting_read
 
 
 def main(run: Path, n: int) -> None:
-    config, lines = read_run(run)
-    with open(config.dataset_path, encoding="utf-8") as f:
-        order = [json.loads(line).get("_id") for line in f][:n]
-    last = {(ln.prediction.method, ln.question.id): ln for ln in lines}  # newer line wins
+    _, lines = read_run(run)  # the newer line of a repeated (method, question) wins
+    by_method: dict[str, list[RunLine]] = defaultdict(list)
+    for ln in lines:
+        by_method[ln.prediction.method].append(ln)
+    order = question_order(by_method)[:n]
+    last = {(ln.prediction.method, ln.question.id): ln for ln in lines}
     seakr = [last[("seakr", q)] for q in order if ("seakr", q) in last]
     if seakr:
         steps = [s for ln in seakr for s in ln.prediction.trace if s.stage == "step"]
@@ -62,10 +63,10 @@ def main(run: Path, n: int) -> None:
             ln = last[(m, q)]
             split[supporting_read(ln) == 1.0].append(per_question_scores(ln)["em"])
     if readers:
-        def em(xs: list[float]) -> str:
+        def rate(xs: list[float]) -> str:
             return f"{len(xs)} answers, EM {100 * sum(xs) / len(xs):.1f}%" if xs else "0 answers"
-        print(f"supporting paragraphs ({', '.join(readers)}): all read {em(split[True])}; "
-              f"not all {em(split[False])}")
+        print(f"supporting paragraphs ({', '.join(readers)}): all read {rate(split[True])}; "
+              f"not all {rate(split[False])}")
 
 
 if __name__ == "__main__":

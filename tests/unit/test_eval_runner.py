@@ -448,6 +448,24 @@ def test_same_questions_scores_every_method_on_the_first_k(tmp_path: Path, datas
         score_run(out, same=5)
 
 
+def test_question_order_follows_the_method_with_most_answers() -> None:
+    from eval.runner import RunLine
+    from eval.scoring import question_order
+    from kgrag.types import Prediction, Question
+
+    def line(method: str, qid: str) -> RunLine:
+        return RunLine(question=Question(id=qid, text="q?", answers=["x"]),
+                       prediction=Prediction(question_id=qid, method=method, answer="x"))
+
+    # `cot` wrote q1 first and `seakr` answered a question nobody else did; the method
+    # with most answers (llm) fixes the dataset order, the others only add what it lacks
+    by_method = {"cot": [line("cot", "q1"), line("cot", "q0")],
+                 "llm": [line("llm", q) for q in ("q0", "q1", "q2")],
+                 "seakr": [line("seakr", "q9")]}
+    assert question_order(by_method) == ["q0", "q1", "q2", "q9"]
+    assert question_order({}) == []
+
+
 def test_redo_errors_answers_crashed_questions_again(tmp_path: Path) -> None:
     path = tmp_path / "predictions.jsonl"
     rows = [("llm", "q0", None), ("llm", "q1", "AttributeError: boom"), ("llm", "q2", "x"),
