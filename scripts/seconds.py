@@ -16,6 +16,7 @@ from pathlib import Path
 
 from eval.runner import RunLine, read_run
 from eval.scoring import question_order
+from kgrag.errors import KgragError
 
 
 def main(run: Path, first: int, last: int | None) -> None:
@@ -37,5 +38,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__)
-    main(Path(args[0]), int(args[1]) if len(args) > 1 else 1,
-         int(args[2]) if len(args) > 2 else None)
+    try:
+        main(Path(args[0]), int(args[1]) if len(args) > 1 else 1,
+             int(args[2]) if len(args) > 2 else None)
+    except KgragError as e:  # not a run directory, an unreadable config: say so, no trace
+        sys.exit(f"error: {e.message}" + (f"\n  → {e.hint}" if e.hint else ""))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order, supporting_read
+from kgrag.errors import KgragError
 
 
 def main(run: Path, n: int) -> None:
@@ -70,4 +71,9 @@ def main(run: Path, n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), int(sys.argv[2]))
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    try:
+        main(Path(sys.argv[1]), int(sys.argv[2]))
+    except KgragError as e:  # not a run directory, an unreadable config: say so, no trace
+        sys.exit(f"error: {e.message}" + (f"\n  → {e.hint}" if e.hint else ""))
