@@ -13,10 +13,11 @@
 # running it again continues. Set DATASETS (e.g. DATASETS=csqa) or METHODS to narrow it,
 # RUNS for the output root (default runs/dev300). Scores and a report follow each step.
 #
-# Cost on 2 cores with the default 1.5B model (median s/q in docs/results): llm 2-15,
-# cot ~25, kg-vanilla and metakgrag 17-35 (less for the ablations: their repeated
-# requests are replayed), tog ~60, rag 18-60, ircot and flare ~70-170, metarag ~60-110,
-# seakr ~150-350. All of `kg` for 300 questions is a matter of days on such a machine.
+# Cost on 2 idle cores with the default 1.5B model (median s/q over the committed runs'
+# later questions, `python scripts/seconds.py docs/results/<run> FROM TO`): llm 3-11,
+# cot 13-24, kg-vanilla and metakgrag 17-25 (the ablations a little less: their repeated
+# requests are replayed), tog 33-61, rag ~20, ircot and flare ~25, metarag 36-50, seakr
+# 100-130. Each side for 300 questions is about two days of compute on such a machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KGRAG:-.venv/bin/kgrag}
