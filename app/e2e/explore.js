@@ -180,13 +180,23 @@ async function neo4jBrowser(context, page) {
   }
 }
 
-async function editorText(b) {
+async function editorText(b, expected) {
   // Neo4j Browser 5's editor is Monaco, which renders only the visible part and wraps long
-  // lines; select all and copy gives its exact text.
-  await b.locator('[data-testid="activeEditor"] .view-lines').first().click();
-  await b.keyboard.press('Control+A');
-  await b.keyboard.press('Control+C');
-  return b.evaluate(() => navigator.clipboard.readText());
+  // lines; select all and copy gives its exact text. The Browser may still be filling the
+  // editor from the URL when we first select (a loaded machine once copied only the last
+  // line: Monaco copies the cursor's line when nothing is selected), so read again, like
+  // a wait for text, until it holds `expected` or 10 reads have passed; the caller
+  // compares the last read.
+  let text = '';
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    await b.locator('[data-testid="activeEditor"] .view-lines').first().click();
+    await b.keyboard.press('Control+A');
+    await b.keyboard.press('Control+C');
+    text = await b.evaluate(() => navigator.clipboard.readText());
+    if (text.trim() === expected) break;
+    await b.waitForTimeout(1_000);
+  }
+  return text;
 }
 
 async function runInNeo4jBrowser(b, url) {
@@ -204,7 +214,7 @@ async function runInNeo4jBrowser(b, url) {
   await b.waitForTimeout(500);
   await b.screenshot({ path: path.join(cfg.out, '5-neo4j-browser-editor.png') });
   report.screenshots.push(path.join(cfg.out, '5-neo4j-browser-editor.png'));
-  report.browser_editor_cypher = await editorText(b);
+  report.browser_editor_cypher = await editorText(b, report.app_cypher);
   await b.locator('[data-testid="editor-Run"]').first().click({ timeout: 30_000 });
   const overview = b.getByText(/Displaying [0-9]+ nodes?, [0-9]+ relationships?/).first();
   await overview.waitFor({ timeout: 30_000 });
