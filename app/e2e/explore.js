@@ -193,7 +193,7 @@ async function editorText(b, expected) {
     await b.keyboard.press('Control+A');
     await b.keyboard.press('Control+C');
     text = await b.evaluate(() => navigator.clipboard.readText());
-    if (text.trim() === expected) break;
+    if (text === expected) break;
     await b.waitForTimeout(1_000);
   }
   return text;
