@@ -9,17 +9,36 @@ DEMO_APP ?= 1
 E2E_CHROMIUM ?= /usr/bin/chromium
 E2E_STAMP := app/e2e/node_modules/.installed
 
-.PHONY: install e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
+.PHONY: install llama-rebuild e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# llama.cpp is compiled for this CPU (-march=native) but without Intel AMX: on VMs whose
+# CPU flags list AMX but whose hypervisor does not run it (a Firecracker guest here), the
+# first tile instruction (ldtilecfg in ggml_backend_amx_mul_mat) faults and every model
+# call dies with a segfault. AMX only speeds up prompt processing of some quant types.
+# `make install LLAMA_CMAKE_ARGS=` keeps it; CMAKE_ARGS from the environment (CUDA, ...)
+# is passed on after these.
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' \
+  -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+endif
+
 # llama-cpp-python compiles llama.cpp (5–6 min on 2 cores); torch is ~3 GB. Once per venv.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" \
+	  $(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
 	@touch $(STAMP)
+
+# Recompile llama.cpp in an existing venv (pip's wheel cache would reuse an old build),
+# e.g. after `kgrag ask` died with a segfault in libggml-cpu.so. ~6 min on 2 cores.
+llama-rebuild: | $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip install \
+	  --progress-bar off --no-cache-dir --force-reinstall --no-deps \
+	  "llama-cpp-python==$$(sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)"
 
 install: $(STAMP)
 
