@@ -51,6 +51,14 @@ async function choose(page, label, value, exact = true) {
   await page.keyboard.press('Escape');
 }
 
+async function idle(page) {
+  // Wait until Streamlit has finished the script run a click started: its status widget
+  // says "Running..." while a run is under way.
+  await page.waitForTimeout(300);
+  await page.locator('[data-testid="stStatusWidget"]', { hasText: /Running/ })
+    .waitFor({ state: 'detached', timeout: 60_000 }).catch(() => {});
+}
+
 async function gotoPage(page, title) {
   await page.locator('[data-testid="stSidebarNav"]').getByText(title, { exact: true }).click();
   await page.getByRole('heading', { name: title, level: 1 }).waitFor({ timeout: 60_000 });
@@ -138,18 +146,24 @@ async function results(page) {
 }
 
 async function neo4jBrowser(context, page) {
-  // The last "Open in Neo4j Browser" link of the MetaKGRAG trace (the integrated evidence):
-  // its URL must carry exactly the Cypher the app shows under it, and Neo4j Browser must
+  // The "Open in Neo4j Browser" link of the MetaKGRAG trace's integrated evidence: its URL must carry exactly the Cypher the app shows under it, and Neo4j Browser must
   // open with that Cypher in its editor and draw the paths when it runs.
   if (!cfg.methods.includes('metakgrag')) return;
   await gotoPage(page, 'Reasoning');
   await page.getByRole('radiogroup').getByText('metakgrag', { exact: true }).click();
-  const link = page.getByRole('link', { name: /Open in Neo4j Browser/ }).last();
+  // The link right after the "Integrated evidence" heading, and the expander right after
+  // that link (the block's own "Cypher of this subgraph"). Locators resolve each time they
+  // are used, so anchor both on the heading: a page's last link, taken while the rerun of
+  // the radio click was still drawing, once was a start entity's path link while its
+  // "following expander" was read after the evidence block had appeared (CI saw a 1-triple
+  // URL beside a 3-triple Cypher).
+  await idle(page);
+  const heading = page.getByRole('heading', { name: /Integrated evidence/ });
+  await heading.waitFor({ timeout: 30_000 });
+  const link = heading.locator(
+    'xpath=following::a[contains(normalize-space(.), "Open in Neo4j Browser")][1]');
   await link.waitFor({ timeout: 30_000 });
   const url = await link.getAttribute('href');
-  // The expander right after that link in the page is the one of the same block (the same
-  // expander also sits, collapsed, inside each start entity's; picking the page's last
-  // one by its title once found a hidden one).
   const shown = link.locator('xpath=following::*[@data-testid="stExpander"][1]');
   const code = shown.locator('[data-testid="stCode"] code');
   // The radio click reruns the script; a rerun that lands after our click re-renders the
