@@ -16,7 +16,8 @@ PosixPath('runs/report/report.md')
 
 from __future__ import annotations
 
-from collections import defaultdict
+import json
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -271,6 +272,22 @@ def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
     return lines
 
 
+def scored_every_line(metrics: RunMetrics, preds: Path) -> bool:
+    """Whether metrics.json counts exactly the (method, question) pairs predictions.jsonl
+    holds. File times alone cannot tell: a git checkout writes files in its own order, so
+    a fresh clone often has a metrics.json "older" than the predictions it scored."""
+    pairs: set[tuple[str, str]] = set()
+    with preds.open(encoding="utf-8") as f:
+        for raw in f:
+            try:
+                line = json.loads(raw)
+                pairs.add((line["prediction"]["method"], line["question"]["id"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short; scoring skips it too
+    counts = Counter(method for method, _ in pairs)
+    return counts == Counter({m: mm.n for m, mm in metrics.methods.items()})
+
+
 def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
     """metrics.json if it is there and readable, else a fresh scoring pass; a metrics.json
     older than the predictions is used but flagged (rescoring would drop G-Eval)."""
@@ -284,7 +301,8 @@ def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
         metrics.notes.append("metrics.json was written by another kgrag version; rescored "
                              "(without G-Eval/BERTScore unless asked)")
         return metrics
-    if preds.is_file() and preds.stat().st_mtime > path.stat().st_mtime:
+    if (preds.is_file() and preds.stat().st_mtime > path.stat().st_mtime
+            and not scored_every_line(metrics, preds)):
         metrics.notes.append(f"metrics.json is older than predictions.jsonl: run "
                              f"`kgrag score {run}` again")
     return metrics
