@@ -8,7 +8,7 @@ plot). `-gold` variants sit in their method's group; the setting column says whi
 rows used gold context. Every number carries its bootstrap 95% CI; a section lists the
 paired significance tests. A sweep directory (`kgrag sweep`) becomes a sensitivity
 curve. Notes say when a run mixes configurations or code versions, skipped dataset
-lines, or has a metrics.json older than its predictions.
+lines, or has predictions its metrics.json did not score.
 
 >>> write_report([Path("runs/csqa-50"), Path("runs/sweep-tau")], Path("runs/report"))
 PosixPath('runs/report/report.md')
@@ -275,7 +275,9 @@ def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
 def scored_every_line(metrics: RunMetrics, preds: Path) -> bool:
     """Whether metrics.json counts exactly the (method, question) pairs predictions.jsonl
     holds. File times alone cannot tell: a git checkout writes files in its own order, so
-    a fresh clone often has a metrics.json "older" than the predictions it scored."""
+    a fresh clone often has a metrics.json "older" than the predictions it scored. A pair
+    answered again in place (`kgrag eval --redo-errors`) keeps the counts: rescore after
+    it."""
     pairs: set[tuple[str, str]] = set()
     with preds.open(encoding="utf-8") as f:
         for raw in f:
@@ -290,7 +292,7 @@ def scored_every_line(metrics: RunMetrics, preds: Path) -> bool:
 
 def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
     """metrics.json if it is there and readable, else a fresh scoring pass; a metrics.json
-    older than the predictions is used but flagged (rescoring would drop G-Eval)."""
+    that did not score every prediction is used but flagged (rescoring would drop G-Eval)."""
     path, preds = run / "metrics.json", run / "predictions.jsonl"
     if not path.is_file():
         return score_run(run, bertscore=bertscore)
@@ -303,8 +305,8 @@ def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
         return metrics
     if (preds.is_file() and preds.stat().st_mtime > path.stat().st_mtime
             and not scored_every_line(metrics, preds)):
-        metrics.notes.append(f"metrics.json is older than predictions.jsonl: run "
-                             f"`kgrag score {run}` again")
+        metrics.notes.append(f"predictions.jsonl has answers metrics.json did not score: "
+                             f"run `kgrag score {run}` again")
     return metrics
 
 

@@ -146,8 +146,9 @@ async function results(page) {
 }
 
 async function neo4jBrowser(context, page) {
-  // The "Open in Neo4j Browser" link of the MetaKGRAG trace's integrated evidence: its URL must carry exactly the Cypher the app shows under it, and Neo4j Browser must
-  // open with that Cypher in its editor and draw the paths when it runs.
+  // The "Open in Neo4j Browser" link of the MetaKGRAG trace's integrated evidence: its URL
+  // must carry exactly the Cypher the app shows under it, and Neo4j Browser must open with
+  // that Cypher in its editor and draw the paths when it runs.
   if (!cfg.methods.includes('metakgrag')) return;
   await gotoPage(page, 'Reasoning');
   await page.getByRole('radiogroup').getByText('metakgrag', { exact: true }).click();

@@ -106,14 +106,14 @@ def test_stale_metrics_are_flagged(tmp_path: Path, dataset: Path) -> None:
     preds = out / "predictions.jsonl"
     os.utime(preds, (old + 10, old + 10))
     # Newer by file time only (what a git checkout does): every line is scored, no flag.
-    assert "older than" not in write_report([out], tmp_path / "rep").read_text()
+    assert "did not score" not in write_report([out], tmp_path / "rep").read_text()
     # A prediction that metrics.json did not count: flagged.
     line = json.loads(preds.read_text().splitlines()[0])
     line["prediction"]["method"] = "cot"
     with preds.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
     os.utime(preds, (old + 20, old + 20))
-    assert "metrics.json is older than predictions.jsonl" in write_report(
+    assert "predictions.jsonl has answers metrics.json did not score" in write_report(
         [out], tmp_path / "rep2").read_text()
 
 
