@@ -16,7 +16,6 @@ PosixPath('runs/report/report.md')
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
 from eval.geval import DIMENSIONS
 from eval.html import markdown_to_html
 from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
+from eval.runner import read_run
 from eval.scoring import (
     EvidenceSplit,
     Interval,
@@ -272,21 +272,14 @@ def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
     return lines
 
 
-def scored_every_line(metrics: RunMetrics, preds: Path) -> bool:
-    """Whether metrics.json counts exactly the (method, question) pairs predictions.jsonl
-    holds. File times alone cannot tell: a git checkout writes files in its own order, so
-    a fresh clone often has a metrics.json "older" than the predictions it scored. A pair
-    answered again in place (`kgrag eval --redo-errors`) keeps the counts: rescore after
-    it."""
-    pairs: set[tuple[str, str]] = set()
-    with preds.open(encoding="utf-8") as f:
-        for raw in f:
-            try:
-                line = json.loads(raw)
-                pairs.add((line["prediction"]["method"], line["question"]["id"]))
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short; scoring skips it too
-    counts = Counter(method for method, _ in pairs)
+def scored_every_line(metrics: RunMetrics, run: Path) -> bool:
+    """Whether metrics.json counts exactly the (method, question) pairs the run's
+    predictions hold, read as scoring reads them. File times alone cannot tell: a git
+    checkout writes files in its own order, so a fresh clone often has a metrics.json
+    "older" than the predictions it scored. A pair answered again in place (`kgrag eval
+    --redo-errors`) keeps the counts: rescore after it."""
+    _, lines = read_run(run)
+    counts = Counter(line.prediction.method for line in lines)
     return counts == Counter({m: mm.n for m, mm in metrics.methods.items()})
 
 
@@ -304,7 +297,7 @@ def load_metrics(run: Path, *, bertscore: bool = False) -> RunMetrics:
                              "(without G-Eval/BERTScore unless asked)")
         return metrics
     if (preds.is_file() and preds.stat().st_mtime > path.stat().st_mtime
-            and not scored_every_line(metrics, preds)):
+            and not scored_every_line(metrics, run)):
         metrics.notes.append(f"predictions.jsonl has answers metrics.json did not score: "
                              f"run `kgrag score {run}` again")
     return metrics
