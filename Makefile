@@ -9,7 +9,7 @@ DEMO_APP ?= 1
 E2E_CHROMIUM ?= /usr/bin/chromium
 E2E_STAMP := app/e2e/node_modules/.installed
 
-.PHONY: install llama-rebuild e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
+.PHONY: install llama-rebuild llama-check e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
@@ -27,18 +27,37 @@ LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' 
   -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
 endif
 
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
+
 # llama-cpp-python compiles llama.cpp (5–6 min on 2 cores); torch is ~3 GB. Once per venv.
+# llama.cpp is built first and without pip's wheel cache: pip keys a cached wheel by the
+# sdist alone, so a wheel built earlier with other CMAKE_ARGS (with AMX) would be reused.
 $(STAMP): pyproject.toml | $(BIN)/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" \
-	  $(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip install \
+	  --progress-bar off --no-cache-dir "llama-cpp-python==$(LLAMA_VERSION)"
+	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
+	@$(MAKE) --no-print-directory llama-check
 	@touch $(STAMP)
 
-# Recompile llama.cpp in an existing venv (pip's wheel cache would reuse an old build),
-# e.g. after `kgrag ask` died with a segfault in libggml-cpu.so. ~6 min on 2 cores.
+# Recompile llama.cpp in an existing venv, e.g. after `kgrag ask` died with a segfault in
+# libggml-cpu.so. ~6 min on 2 cores.
 llama-rebuild: | $(BIN)/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip install \
 	  --progress-bar off --no-cache-dir --force-reinstall --no-deps \
-	  "llama-cpp-python==$$(sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)"
+	  "llama-cpp-python==$(LLAMA_VERSION)"
+	@$(MAKE) --no-print-directory llama-check
+
+# Fails when AMX was to be left out but the installed libggml-cpu.so has tile instructions
+# (needs objdump from binutils; skipped without it).
+llama-check: | $(BIN)/python
+	@lib=$$(ls $(VENV)/lib/python3*/site-packages/llama_cpp/lib/libggml-cpu.so 2>/dev/null); \
+	if [ -z "$$lib" ]; then echo "llama-cpp-python is not installed in $(VENV)"; exit 1; fi; \
+	if ! command -v objdump >/dev/null; then echo "objdump missing: AMX check skipped"; \
+	elif [[ "$(LLAMA_CMAKE_ARGS)" == *no-amx-tile* ]]; then \
+	  n=$$(objdump -d "$$lib" | grep -c ldtilecfg || true); \
+	  if [ "$$n" != 0 ]; then echo "$$lib has $$n AMX tile instructions although it was" \
+	    "to be built without AMX: run 'make llama-rebuild'"; exit 1; fi; \
+	  echo "llama.cpp: built without AMX ($$lib)"; fi
 
 install: $(STAMP)
 
@@ -64,6 +83,7 @@ demo: install
 # Unit tests, then integration tests against the real Neo4j (started by the launcher
 # unless NEO4J_URI is set), then slow tests with a real GGUF model (the browser test too).
 test: install e2e-deps
+	@$(MAKE) --no-print-directory llama-check
 	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Neo4j (apt-get install maven)"; exit 1; }
 	$(BIN)/kgrag models fetch $(TEST_MODEL) smollm2-135m
 	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/kgrag neo4j start; fi
