@@ -73,6 +73,9 @@ class RunConfig(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     forced_mix: list[str] = Field(default_factory=list)
     code_versions: list[str] = Field(default_factory=list)  # every version that wrote here
+    # every llama.cpp build that answered here (`kgrag.llm.llama.build_info`), "unrecorded"
+    # first when earlier sessions predate the field; empty for other backends
+    llama_builds: list[str] = Field(default_factory=list)
     dataset_problems: list[str] = Field(default_factory=list)  # "line N: why", skipped
     graph: GraphFingerprint | None = None  # the domain graph KG methods read; None: none did
     # SeaKR's δ and where it was calibrated (threshold None: the paper's -6.0); None: no
@@ -186,8 +189,14 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
         prompts_digest=prompts_digest(), cypher_digest=cypher.methods_digest(),
         prompt_digests=package_prompt_digests(method_packages(methods)),
         settings=json.loads(s.model_dump_json(exclude={"neo4j": {"password"}})),
-        graph=graph,
+        graph=graph, llama_builds=[_llama_build()] if s.model.backend == "llama" else [],
     )
+
+
+def _llama_build() -> str:
+    from kgrag.llm.llama import build_info
+
+    return build_info()
 
 
 def seakr_calibration(p: Platform, dataset_path: Path, methods: Sequence[str]
@@ -265,6 +274,10 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
         if len(config.code_versions) > len(versions):
             log.warning("%s was written by %s; this is %s (the report will say so)", out,
                         ", ".join(versions), config.code_version)
+        answered = (out / "predictions.jsonl").is_file() and old.methods
+        builds = old.llama_builds or (["unrecorded"] if answered and config.llama_builds
+                                      else [])
+        config.llama_builds = builds + [b for b in config.llama_builds if b not in builds]
     else:
         config.code_versions = [config.code_version]
     path.write_text(config.model_dump_json(indent=2))

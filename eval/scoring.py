@@ -477,6 +477,10 @@ def run_notes(config: RunConfig) -> list[str]:
     if len(config.code_versions) > 1:
         notes.append(f"predictions were written by {len(config.code_versions)} code versions "
                      f"({', '.join(config.code_versions)}); compare rows with care")
+    if len(config.llama_builds) > 1:
+        notes.append(f"answered by {len(config.llama_builds)} llama.cpp builds "
+                     f"({'; '.join(config.llama_builds)}); greedy replies can differ "
+                     "between builds")
     if config.dataset_problems:
         shown = "; ".join(config.dataset_problems[:5])
         more = len(config.dataset_problems) - 5

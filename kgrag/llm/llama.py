@@ -21,6 +21,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -347,6 +348,18 @@ class LlamaCppModel:
 
     def close(self) -> None:
         self.llm.close()
+
+
+def build_info() -> str:
+    """Which llama.cpp build answers: the llama-cpp-python version and the CPU features its
+    ggml was compiled with. Greedy replies repeat only on the same build, so runs record it.
+
+    >>> build_info()  # doctest: +SKIP
+    'llama-cpp-python 0.3.36: SSE3 SSSE3 AVX AVX_VNNI AVX2 F16C FMA ... OPENMP REPACK'
+    """
+    info = llama_cpp.llama_print_system_info().decode(errors="replace")
+    return f"llama-cpp-python {llama_cpp.__version__}: " + " ".join(
+        re.findall(r"(\w+) = 1\b", info))
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -85,6 +86,31 @@ def test_another_code_version_is_recorded_and_reported(tmp_path: Path, dataset: 
     note = next(n for n in score_run(out).notes if "code versions" in n)
     assert "0.1.0+aaa111, 0.1.0+bbb222" in note
     assert "2 code versions" in write_report([out], tmp_path / "rep").read_text()
+
+
+def test_each_llama_build_that_answered_is_recorded_and_reported(
+        tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out, old = tmp_path / "run", tmp_path / "old"
+    monkeypatch.setattr("eval.runner._llama_build", lambda: "llama-cpp-python 1: AVX2 AMX_INT8")
+    with pytest.raises(AssertionError):  # interrupted after two answers
+        run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+                 out=out, progress=False)
+    shutil.copytree(out, old)
+    monkeypatch.setattr("eval.runner._llama_build", lambda: "llama-cpp-python 1: AVX2")
+    run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=out, progress=False)
+    assert read_run(out)[0].llama_builds == ["llama-cpp-python 1: AVX2 AMX_INT8",
+                                             "llama-cpp-python 1: AVX2"]
+    note = next(n for n in score_run(out).notes if "llama.cpp builds" in n)
+    assert "AVX2 AMX_INT8; llama-cpp-python 1: AVX2)" in note
+    # a run written before builds were recorded: its earlier answers' build is unknown
+    cfg = json.loads((old / "config.json").read_text())
+    del cfg["llama_builds"]
+    (old / "config.json").write_text(json.dumps(cfg))
+    run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=old, progress=False)
+    assert read_run(old)[0].llama_builds == ["unrecorded", "llama-cpp-python 1: AVX2"]
+    assert "2 llama.cpp builds" in write_report([old], tmp_path / "rep").read_text()
 
 
 def test_config_of_an_unreadable_version_is_a_clear_error(tmp_path: Path) -> None:
