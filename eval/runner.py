@@ -269,18 +269,23 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
         config.methods = sorted(set(old.methods) | set(config.methods))
         config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
         versions = old.code_versions or [old.code_version]
-        config.code_versions = versions + [v for v in [config.code_version]
-                                           if v not in versions]
+        config.code_versions = _recorded_then_new(versions, [config.code_version])
         if len(config.code_versions) > len(versions):
             log.warning("%s was written by %s; this is %s (the report will say so)", out,
                         ", ".join(versions), config.code_version)
-        answered = (out / "predictions.jsonl").is_file() and old.methods
+        answered = (out / "predictions.jsonl").is_file() and bool(old.methods)
         builds = old.llama_builds or (["unrecorded"] if answered and config.llama_builds
                                       else [])
-        config.llama_builds = builds + [b for b in config.llama_builds if b not in builds]
+        config.llama_builds = _recorded_then_new(builds, config.llama_builds)
     else:
         config.code_versions = [config.code_version]
     path.write_text(config.model_dump_json(indent=2))
+
+
+def _recorded_then_new(recorded: list[str], now: list[str]) -> list[str]:
+    """What a run recorded, then the entries of `now` it did not have (code versions,
+    llama.cpp builds)."""
+    return recorded + [v for v in now if v not in recorded]
 
 
 def adopt_recorded(old: RunConfig, new: RunConfig, out: Path) -> None:
