@@ -1,6 +1,13 @@
-"""Print the README's result tables from scored run directories.
+"""Print the README's result tables from scored run directories, or refill the README's.
 
     python scripts/results_tables.py docs/results/csqa-dev docs/results/hotpotqa-dev
+    python scripts/results_tables.py --write README.md   # refill every marked table
+    python scripts/results_tables.py --check README.md   # exit 1 if one differs
+
+A README table is marked by the comment line just above it,
+`<!-- results: docs/results/csqa-dev-kg400 same -->`: the run, then `all` (every scored
+row), `same` (the rows on the run's same first K questions) or `matrix` (the paired tests
+on those K), and optionally `methods=a,b` to show only those rows, in that order.
 
 Reads each run's `metrics.json` (written by `kgrag score`) and prints one Markdown table
 per run in the README's layout: multiple choice (accuracy, correct/wrong/fail, answer in
@@ -12,6 +19,7 @@ evidence, PRR, cost), short answers (EM, F1, Passage EM, cost) or open-ended ans
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,8 +111,8 @@ def matrix(order: list[str], pairs: list[dict[str, Any]]) -> str:
             t, sign = tests.get((a, b)), 1
             if t is None:
                 t, sign = tests.get((b, a)), -1
-            cells.append("·" if a == b else "–" if t is None else
-                         f"{sign * t['statistic']:+.0f} ({t['p_value']:.2f})")
+            cells.append("·" if a == b else "–" if t is None else  # + 0.0: no "-0"
+                         f"{sign * t['statistic'] + 0.0:+.0f} ({t['p_value']:.2f})")
         rows.append([f"`{a}`", *cells])
     return table(["", *(f"`{m}`" for m in order)], rows)
 
@@ -119,10 +127,63 @@ def render(run: Path) -> str:
     return out
 
 
+MARKER = re.compile(r"^<!-- results: (\S+) (all|same|matrix)(?: methods=(\S+))? -->$")
+
+
+def block(root: Path, run: str, kind: str, only: str | None) -> str:
+    """The table one README marker asks for, from the run's committed metrics.json."""
+    path = root / run / "metrics.json"
+    if not path.exists():
+        raise SystemExit(f"{run}: no metrics.json (score the run with `kgrag score {run}`)")
+    metrics = json.loads(path.read_text())
+    methods = metrics["methods"]
+    pairs: list[dict[str, Any]] = []
+    if kind != "all":
+        same = metrics.get("same") or {}
+        if not same.get("methods"):
+            raise SystemExit(f"{run}: scored without --same, so it has no '{kind}' table")
+        methods, pairs = same["methods"], same["pairs"]
+    if only:
+        missing = [m for m in only.split(",") if m not in methods]
+        if missing:
+            raise SystemExit(f"{run}: {', '.join(missing)} not among its scored methods")
+        methods = {m: methods[m] for m in only.split(",")}
+    return matrix(list(methods), pairs) if kind == "matrix" else rows_of(methods)
+
+
+def refill(text: str, root: Path) -> tuple[str, list[str]]:
+    """Replace the table under each marker; return the new text and the markers that changed."""
+    lines, out, changed, i = text.splitlines(), [], [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        found = MARKER.match(lines[i])
+        i += 1
+        if not found:
+            continue
+        end = i
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        old, new = "\n".join(lines[i:end]), block(root, *found.groups())
+        if old != new:
+            changed.append(lines[i - 1])
+        out.extend(new.splitlines())
+        i = end
+    return "\n".join(out) + ("\n" if text.endswith("\n") else ""), changed
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    if argv[0] in ("--write", "--check"):
+        readme = Path(argv[1] if len(argv) > 1 else "README.md")
+        text, changed = refill(readme.read_text(), readme.resolve().parent)
+        for marker in changed:
+            print(("refilled " if argv[0] == "--write" else "differs from its run: ") + marker)
+        if argv[0] == "--write":
+            readme.write_text(text)
+            return 0
+        return 1 if changed else 0
     for arg in argv:
         print(render(Path(arg)))
     return 0

@@ -6,6 +6,8 @@ import json
 import runpy
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 tables = runpy.run_path(str(ROOT / "scripts" / "results_tables.py"))
 
@@ -30,3 +32,43 @@ def test_one_row_per_scored_method_with_its_numbers() -> None:
 def test_percent_with_interval() -> None:
     assert tables["pct"]({"mean": 0.5, "low": 0.25, "high": 0.75}) == "50.0 [25.0, 75.0]"
     assert tables["pct"](None) == "–"
+
+
+def test_every_marked_readme_table_is_its_committed_run() -> None:
+    text = (ROOT / "README.md").read_text()
+    markers = [ln for ln in text.splitlines() if tables["MARKER"].match(ln)]
+    assert len(markers) >= 14  # the Results section's tables, not a vacuous pass
+    _, changed = tables["refill"](text, ROOT)
+    assert changed == [], "run `python scripts/results_tables.py --write README.md`"
+
+
+def _scored_run(root: Path) -> None:
+    run = root / "docs" / "results" / "toy"
+    run.mkdir(parents=True)
+    row = {"n": 4, "accuracy": {"mean": 0.5, "low": 0.0, "high": 1.0}, "correct": 2,
+           "wrong": 2, "fail": 0, "llm_calls": 1.0, "cypher_queries": 0.0,
+           "median_seconds": 3.0}
+    same = {"k": 4, "methods": {"llm": row, "cot": row},
+            "pairs": [{"a": "llm", "b": "cot", "metric": "accuracy (McNemar)",
+                       "statistic": 0.0, "p_value": 1.0}]}
+    (run / "metrics.json").write_text(json.dumps(
+        {"dataset": "toy", "methods": {"llm": row, "cot": row}, "same": same}))
+
+
+def test_refill_replaces_only_marked_tables_and_keeps_the_text(tmp_path: Path) -> None:
+    _scored_run(tmp_path)
+    readme = ("# R\n\n<!-- results: docs/results/toy all methods=cot -->\n| old |\n|---|\n\n"
+              "prose\n\n| unmarked |\n\n<!-- results: docs/results/toy matrix -->\n| x |\n")
+    text, changed = tables["refill"](readme, tmp_path)
+    assert len(changed) == 2 and "prose\n\n| unmarked |\n" in text
+    assert "| `cot` | 4 | 50.0 [0.0, 100.0] | 2 / 2 / 0 |" in text and "| `llm` | 4" not in text
+    assert "| `cot` | +0 (1.00) | · |" in text  # a tie is +0, never -0
+    assert tables["refill"](text, tmp_path) == (text, [])  # refilling again changes nothing
+
+
+def test_refill_names_what_is_missing(tmp_path: Path) -> None:
+    _scored_run(tmp_path)
+    for marker, says in (("docs/results/gone all", "no metrics.json"),
+                         ("docs/results/toy all methods=tog", "tog not among")):
+        with pytest.raises(SystemExit, match=says):
+            tables["refill"](f"<!-- results: {marker} -->\n| t |\n", tmp_path)
