@@ -163,6 +163,8 @@ def refill(text: str, root: Path) -> tuple[str, list[str]]:
         end = i
         while end < len(lines) and lines[end].startswith("|"):
             end += 1
+        if end == i:  # refilling would add a second table above a displaced one
+            raise SystemExit(f"{lines[i - 1]}: the marker must stand directly above its table")
         old, new = "\n".join(lines[i:end]), block(root, *found.groups())
         if old != new:
             changed.append(lines[i - 1])

@@ -68,7 +68,13 @@ def test_refill_replaces_only_marked_tables_and_keeps_the_text(tmp_path: Path) -
 
 def test_refill_names_what_is_missing(tmp_path: Path) -> None:
     _scored_run(tmp_path)
+    unscored = tmp_path / "docs" / "results" / "bare"
+    unscored.mkdir()
+    (unscored / "metrics.json").write_text(json.dumps({"methods": {}}))
     for marker, says in (("docs/results/gone all", "no metrics.json"),
-                         ("docs/results/toy all methods=tog", "tog not among")):
+                         ("docs/results/toy all methods=tog", "tog not among"),
+                         ("docs/results/bare same", "scored without --same")):
         with pytest.raises(SystemExit, match=says):
             tables["refill"](f"<!-- results: {marker} -->\n| t |\n", tmp_path)
+    with pytest.raises(SystemExit, match="directly above its table"):
+        tables["refill"]("<!-- results: docs/results/toy all -->\n\n| t |\n", tmp_path)
