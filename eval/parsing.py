@@ -210,6 +210,63 @@ def parse_choice(reply: str, labels: Sequence[str],
     return None
 
 
+def answer_settled(reply: str, labels: Sequence[str],
+                   texts: Sequence[str] | None = None) -> bool:
+    """Whether `reply`, a prefix of an answer-first reply, already fixes what
+    `parse_choice(…, answer_first=True)` reads from every continuation of it.
+
+    That is so once the reply opens with one label (`_opening_label`), its first line is
+    complete, and the next non-empty line cannot open with another label: it is complete
+    too, or its first word is complete and is no label ("Explanation: …"). The answer-first
+    reading looks at those two lines only, so a decoder may stop there (`SettledChoice`):
+    greedy decoding of the rest could change the explanation, never the option read.
+
+    >>> answer_settled("B. hardware store\\n\\nExplanation: The", "ABCDE")
+    True
+    >>> answer_settled("B. hardware store\\n\\nExplan", "ABCDE")  # "Explanation" or "B."?
+    False
+    >>> answer_settled("B. hardware store\\nC. ", "ABCDE")  # perhaps a list of the options
+    False
+    >>> answer_settled("The evidence says\\nthat ", "ABCDE")  # not answer-first
+    False
+    """
+    labels = [str(label) for label in labels]
+    text = reply.replace("**", "").replace("__", "")
+    lines: list[tuple[str, bool]] = []  # (content without edge junk, complete)
+    for part in text.splitlines(keepends=True):
+        raw = part.splitlines()[0] if part.splitlines() else ""
+        content = raw.strip(_EDGE_JUNK)
+        if content:
+            lines.append((content, len(raw) < len(part)))
+    if len(lines) < 2 or not lines[0][1]:
+        return False
+    second, complete = lines[1]
+    if not complete:
+        m = _TOKEN.match(second)
+        rest = text.splitlines()[-1].lstrip(_EDGE_JUNK)  # the raw partial line
+        if m is None or m["core"].upper() in labels or not re.match(r"\S+\s", rest):
+            return False
+    return _opening_label(text.strip(), labels, texts) is not None
+
+
+@dataclass(frozen=True)
+class SettledChoice:
+    """A `GenerationParams.until` rule: stop an answer-first multiple-choice reply once
+    its option is settled (`answer_settled`). A dataclass, so that a replayed request's
+    key (`kgrag.llm.replay.request_key`) is the same in every process."""
+
+    labels: tuple[str, ...]
+    texts: tuple[str, ...] | None = None
+
+    def __call__(self, reply: str) -> bool:
+        return answer_settled(reply, self.labels, self.texts)
+
+    @classmethod
+    def of(cls, question: Question) -> SettledChoice:
+        return cls(tuple(c.label for c in question.choices),
+                   tuple(c.text for c in question.choices))
+
+
 def parse_question_choice(reply: str, question: Question, answer_first: bool = False
                           ) -> str | None:
     """`parse_choice` with the labels and option texts of a multiple-choice question.

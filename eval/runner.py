@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 import cypher
 from eval.datasets import load_dataset
+from eval.parsing import SettledChoice
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__, clock
 from kgrag.errors import KgragError
@@ -84,6 +85,10 @@ class RunConfig(BaseModel):
     # repeated greedy requests answered once (`kgrag.llm.replay`) in the latest session;
     # None: written before replays existed. Not part of the identity (see that module).
     replay: bool | None = None
+    # answer-first replies decoded past their option (`QAMethod.settled`) in the latest
+    # session; None: written before the option existed (they were). Not part of the
+    # identity: the option read is the same (`eval.parsing.answer_settled`).
+    explanations: bool | None = None
 
     @property
     def code_version(self) -> str:
@@ -359,19 +364,24 @@ def writer_lock(out: Path) -> contextlib.AbstractContextManager[None]:
 
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
              out: Path, domain: str | None = None, force: bool = False,
-             progress: bool = True, redo_errors: bool = False, replay: bool = True) -> Path:
+             progress: bool = True, redo_errors: bool = False, replay: bool = True,
+             explanations: bool = False) -> Path:
     """Answer the first `n` questions of `dataset` with each method into `out`.
 
     `replay`: a greedy request one method already sent (the same concepts prompt, the
-    same evidence) is answered with the first reply (`kgrag.llm.replay`)."""
+    same evidence) is answered with the first reply (`kgrag.llm.replay`).
+    `explanations`: False stops an answer-first reply once its option is read
+    (`QAMethod.settled`); nothing scored reads the explanation."""
     with writer_lock(out):
         return _run_eval(p, dataset, methods, n=n, out=out, domain=domain, force=force,
-                         progress=progress, redo_errors=redo_errors, replay=replay)
+                         progress=progress, redo_errors=redo_errors, replay=replay,
+                         explanations=explanations)
 
 
 def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
               out: Path, domain: str | None, force: bool, progress: bool,
-              redo_errors: bool = False, replay: bool = True) -> Path:
+              redo_errors: bool = False, replay: bool = True,
+              explanations: bool = False) -> Path:
     loaded = load_dataset(dataset, p.settings.data_dir, limit=n)
     if not loaded.questions:
         raise KgragError(f"dataset {dataset!r} has no questions")
@@ -384,10 +394,12 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     built = {name: p.method(name, domain) for name in methods}
     for method in built.values():
         method.prepare(domain)
+        method.settled = None if explanations else SettledChoice.of
     config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
     config.dataset_problems = [f"line {pr.line}: {pr.message}" for pr in loaded.problems
                                if pr.skipped]
     config.replay = replay
+    config.explanations = explanations
     prepare_run(out, config, force)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions, redo_errors)

@@ -313,6 +313,10 @@ def eval_(
         help="Answer a greedy request another method already sent (the same concepts "
              "prompt, the same evidence) with its first reply; its time is still "
              "charged to each method.")] = True,
+    explanations: Annotated[bool, typer.Option(
+        help="Decode the explanation the KG answer prompt asks for after the option. "
+             "Off: an answer-first reply stops once its option is read (the same option; "
+             "the trace marks the cut).")] = False,
 ) -> None:
     """Answer a dataset's questions with each method into a resumable run directory."""
     from eval.runner import run_eval
@@ -321,7 +325,7 @@ def eval_(
     p = _platform(model)
     run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
     run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
-             redo_errors=redo_errors, replay=replay)
+             redo_errors=redo_errors, replay=replay, explanations=explanations)
     console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
                   f"score with `kgrag score {run_dir}`")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
@@ -70,6 +71,18 @@ class QAMethod(ABC):
         require(model, self.needs, self.name)
         self.model = model
         self.store = store
+        # For an answer-first multiple-choice prompt (MetaKGRAG's Table 7: the option, then
+        # an explanation), a rule that says when the option is read, so decoding stops
+        # there (`GenerationParams.until`): the same option, no explanation. `kgrag eval`
+        # sets `eval.parsing.SettledChoice.of` unless --explanations; None (`kgrag ask`,
+        # the app): replies are decoded whole.
+        self.settled: Callable[[Question], Callable[[str], bool]] | None = None
+
+    def _until(self, question: Question) -> Callable[[str], bool] | None:
+        """`GenerationParams.until` for an answer-first reply to `question`."""
+        if self.settled is None or not question.is_multiple_choice:
+            return None
+        return self.settled(question)
 
     def prepare(self, domain: str | None) -> None:
         """Refuse now what would fail on the first question (an unbuilt domain graph),

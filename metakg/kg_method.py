@@ -254,10 +254,13 @@ class KGMethod(QAMethod):
         template = package_prompt(__file__, name)
         messages = template.render(domain=ctx.domain, evidence=evidence, question=q.text,
                                    choices=q.choices_block())
-        reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq]))
+        until = self._until(q)  # the mcq prompt is answer-first; the others get None
+        reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq],
+                                                           until=until))
         text = reply.text.strip()
+        cut = {"stopped": "option read"} if reply.finish_reason == "until" else {}
         ctx.trace.add("generate", text, prompt=template.name,
-                      completion_tokens=reply.completion_tokens, **ctx.meter.take())
+                      completion_tokens=reply.completion_tokens, **cut, **ctx.meter.take())
         if name == "answer_short" and not has_answer(text) and (
                 reply.finish_reason == "length" or "\n" in text):
             # reasoning without its answer line (a one-line reply is the answer itself)

@@ -51,6 +51,14 @@ class GenerationParams:
     json_schema: dict[str, Any] | None = None
     logprobs: bool = False
     top_logprobs: int = 0  # alternatives per position (needs logprobs)
+    # Stop once until(reply so far) is true, like a stop string but decided by code (e.g.
+    # `eval.parsing.SettledChoice`: the option of an answer-first reply is read). The
+    # reply keeps what was decoded, finish_reason "until". Greedy decoding makes the kept
+    # text the start of the full reply, so a rule that is true only when the rest cannot
+    # matter changes nothing but time. llama.cpp's `chat` stops; other paths (HTTP, batched
+    # streams) decode the whole reply. Give a dataclass, so that the replay key is the
+    # same in every process.
+    until: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class Generation:
     text: str
     prompt_tokens: int
     completion_tokens: int
-    finish_reason: str = "stop"
+    finish_reason: str = "stop"  # "stop", "length", or "until" (GenerationParams.until)
     logprobs: tuple[TokenLogprob, ...] | None = None
     seconds: float = 0.0
 

@@ -24,7 +24,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,9 @@ class LlamaCppModel:
                 self._decode_blocks(prompt)
                 # llama-cpp-python's generate() reuses the cells whose tokens match its own
                 # record (input_ids[:n_tokens]) and decodes only the tail.
-                reply: Any = self.llm.create_chat_completion(**kwargs)
+                reply: Any = (self.llm.create_chat_completion(**kwargs)
+                              if params.until is None else
+                              self._completion_until(kwargs, params.until, len(prompt)))
             except BaseException:
                 self.kv.clear()
                 raise
@@ -180,6 +182,29 @@ class LlamaCppModel:
         )
         self.usage.record(g)
         return g
+
+    def _completion_until(self, kwargs: dict[str, Any], until: Callable[[str], bool],
+                          prompt_tokens: int) -> dict[str, Any]:
+        """`create_chat_completion`'s reply, streamed token by token and cut as soon as
+        `until(text so far)` holds (`GenerationParams.until`). The tokens are the same
+        greedy tokens the whole reply starts with; the completion count re-tokenises the
+        kept text."""
+        text, finish = "", "stop"
+        stream: Any = self.llm.create_chat_completion(**kwargs, stream=True)
+        try:
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                text += choice["delta"].get("content") or ""
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+                elif text and until(text):
+                    finish = "until"
+                    break
+        finally:
+            stream.close()
+        completion = len(self.tokenize(text)) if text else 0
+        return {"choices": [{"message": {"content": text}, "finish_reason": finish}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion}}
 
     def _decode_blocks(self, prompt: list[int]) -> None:
         """Leave the prompt's whole aligned blocks in the cache, reusing those it shares

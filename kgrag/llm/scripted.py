@@ -55,6 +55,11 @@ class ScriptedModel:
 
     def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
         g = self._next(messages)
+        if params.until is not None:  # a decoder checks after each token; we, each character
+            cut = next((i for i in range(1, len(g.text)) if params.until(g.text[:i])), None)
+            if cut is not None:
+                g = Generation(g.text[:cut], g.prompt_tokens, len(g.text[:cut].split()),
+                               finish_reason="until")
         self.usage.record(g)
         return g
 

@@ -40,6 +40,16 @@ def test_constrained_json_parses(model) -> None:
     assert g.completion_tokens > 0
 
 
+def test_until_cuts_the_greedy_reply_it_would_have_given(model) -> None:
+    whole = model.chat(MSGS, GenerationParams(max_tokens=40))
+    cut = model.chat(MSGS, GenerationParams(max_tokens=40, until=lambda text: len(text) >= 12))
+    assert cut.finish_reason == "until" and 12 <= len(cut.text) < len(whole.text)
+    assert whole.text.startswith(cut.text)  # the same tokens, stopped early
+    assert 0 < cut.completion_tokens < whole.completion_tokens
+    again = model.chat(MSGS, GenerationParams(max_tokens=40))
+    assert again.text == whole.text  # a stopped stream leaves the model usable
+
+
 def test_logprobs_are_probabilities_of_the_text(model) -> None:
     g = model.chat(MSGS, GenerationParams(max_tokens=12, logprobs=True, top_logprobs=3))
     assert g.logprobs is not None and len(g.logprobs) == g.completion_tokens

@@ -97,6 +97,23 @@ def test_pairs_are_tested_on_the_same_questions(tmp_path: Path, dataset: Path) -
     assert (test.a, test.b, test.statistic) == ("llm", "cot", 3.0)  # b=3, c=0
 
 
+def test_answer_first_replies_stop_at_their_option_unless_explanations(
+        tmp_path: Path, dataset: Path) -> None:
+    reply = "B. opt B\nExplanation: because it is B, not A.\nA. opt A - no."
+    out = tmp_path / "run"
+    run_eval(FakePlatform([reply] * 4, tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=out, progress=False)
+    config, lines = read_run(out)
+    assert config.explanations is False
+    assert {ln.prediction.answer for ln in lines} == {"B. opt B\nExplanation:"}
+    assert score_run(out).methods["llm"].correct == 4  # the same options as whole replies
+    out2 = tmp_path / "run2"
+    run_eval(FakePlatform([reply] * 4, tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
+             out=out2, progress=False, explanations=True)
+    config, lines = read_run(out2)
+    assert config.explanations is True and {ln.prediction.answer for ln in lines} == {reply}
+
+
 def test_another_configuration_is_refused(tmp_path: Path, dataset: Path) -> None:
     out = tmp_path / "run"
     run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]

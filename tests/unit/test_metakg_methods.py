@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from eval.parsing import SettledChoice
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Choice, Prediction, Question
@@ -213,6 +214,22 @@ def test_multiple_choice_prompts_carry_the_options() -> None:
     assert "Options:\nA. forest\nB. sea" in model.prompts[0][-1].content
     assert "A. forest\nB. sea" in model.prompts[-1][-1].content
     assert pred.answer == "A"  # returned verbatim: option parsing lives in eval/
+
+
+def test_a_settled_rule_stops_the_answer_at_its_option_and_the_trace_says_so() -> None:
+    q = Question(id="q2", text=QTEXT, choices=[Choice(label="A", text="forest"),
+                                               Choice(label="B", text="sea")])
+    b = backend()
+    b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
+    reply = "A. forest\n\nExplanation: foxes den in woods, not at sea.\nB. sea - no."
+    method = MetaKGRAG(ScriptedModel([CONCEPTS_FOX, reply]), b, "woods")
+    method.settled = SettledChoice.of
+    pred = method.answer(q)
+    assert pred.answer == "A. forest\n\nExplanation:"  # cut once "Explanation" is whole
+    assert only(pred, "generate")["stopped"] == "option read"
+    method = MetaKGRAG(ScriptedModel([CONCEPTS_FOX, reply]), b, "woods")  # settled None
+    pred = method.answer(q)
+    assert pred.answer == reply and "stopped" not in only(pred, "generate")
 
 
 # --- domains ---------------------------------------------------------------------------

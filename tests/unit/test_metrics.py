@@ -21,7 +21,7 @@ from eval.metrics import (
     rouge_l,
     score_answer,
 )
-from eval.parsing import parse_question_choice
+from eval.parsing import SettledChoice, answer_settled, parse_question_choice
 from kgrag.types import Choice, Question
 
 # --- normalisation, EM, F1 (official SQuAD v1.1 / HotpotQA scorer behaviour) ---------
@@ -286,6 +286,69 @@ def test_parse_choice_prefers_the_longest_option_text() -> None:
 ])
 def test_parse_choice_answer_first(reply: str, expected: str | None) -> None:
     assert parse_choice(reply, LABELS, TEXTS, answer_first=True) == expected
+
+
+@pytest.mark.parametrize(("prefix", "settled"), [
+    ("D. farming areas\n\nExplanation: The", True),
+    ("D. farming areas\n\n**Explanation:** The", True),
+    ("D. farming areas\nExplanation:", False),  # "Explanation" might still grow
+    ("D. farming areas", False),  # the first line may go on ("D. farming areas or C")
+    ("D. farming areas\nB. ", False),  # a second label: perhaps a list of the options
+    ("D. farming areas\nB. countryside\n", False),  # it was a list: a Fail
+    ("D. farming areas\nBecause farms are ", True),
+    ("A farm house is\nin the ", False),  # "A" is the article here: not answer-first
+    ("The correct answer is:\nD. farming areas\nThe ", False),  # statements: the last wins
+])
+def test_answer_settled(prefix: str, settled: bool) -> None:
+    assert answer_settled(prefix, LABELS, TEXTS) is settled
+
+
+def test_a_settled_reply_reads_like_the_whole_reply_in_every_committed_run() -> None:
+    """Stopping an answer-first reply where `answer_settled` first holds gives the option
+    the whole reply gives: checked on every answer-first reply of the committed runs, at
+    that first prefix and at every later one (every 7th character)."""
+    import json
+    from pathlib import Path
+
+    from eval.scoring import ANSWER_FIRST_PROMPTS
+
+    checked = cut_short = 0
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted((root / "docs/results").glob("*/predictions.jsonl")):
+        for line in path.open(encoding="utf-8"):
+            row = json.loads(line)
+            q, pred = row["question"], row["prediction"]
+            steps = [s for s in pred["trace"] if s["stage"] == "generate"]
+            if not q.get("choices") or not steps or \
+                    steps[-1]["data"].get("prompt") not in ANSWER_FIRST_PROMPTS:
+                continue
+            labels = [c["label"] for c in q["choices"]]
+            texts = [c["text"] for c in q["choices"]]
+            reply = pred["answer"]
+            whole = parse_choice(reply, labels, texts, answer_first=True)
+            cut = next((i for i in range(1, len(reply) + 1)
+                        if answer_settled(reply[:i], labels, texts)), None)
+            checked += 1
+            if cut is None:
+                continue
+            cut_short += cut < len(reply)
+            for i in [*range(cut, len(reply), 7), len(reply)]:
+                assert parse_choice(reply[:i], labels, texts, answer_first=True) == whole, \
+                    (str(path), reply[:i])
+    assert checked > 3000 and cut_short > checked / 2
+
+
+def test_settled_choice_keys_replays_alike_in_every_process() -> None:
+    from kgrag.llm.base import GenerationParams, Message
+    from kgrag.llm.replay import request_key
+
+    q = Question(id="q", text="?", kind="multiple_choice",
+                 choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")])
+    ask = [Message("user", "Where is milk kept cold?")]
+    key = request_key(ask, GenerationParams(until=SettledChoice.of(q)))
+    assert key == request_key(ask, GenerationParams(until=SettledChoice.of(q)))
+    assert key != request_key(ask, GenerationParams())
+    assert SettledChoice.of(q)("B. fridge\nExplanation: cold ")
 
 
 def test_the_scorer_reads_answer_first_prompts_by_their_opening_label() -> None:
