@@ -165,7 +165,7 @@ class LlamaCppModel:
                 # record (input_ids[:n_tokens]) and decodes only the tail.
                 reply: Any = (self.llm.create_chat_completion(**kwargs)
                               if params.until is None else
-                              self._completion_until(kwargs, params.until, len(prompt)))
+                              self._completion_until(kwargs, params.until, prompt))
             except BaseException:
                 self.kv.clear()
                 raise
@@ -184,27 +184,38 @@ class LlamaCppModel:
         return g
 
     def _completion_until(self, kwargs: dict[str, Any], until: Callable[[str], bool],
-                          prompt_tokens: int) -> dict[str, Any]:
-        """`create_chat_completion`'s reply, streamed token by token and cut as soon as
-        `until(text so far)` holds (`GenerationParams.until`). The tokens are the same
-        greedy tokens the whole reply starts with; the completion count re-tokenises the
-        kept text."""
-        text, finish = "", "stop"
-        stream: Any = self.llm.create_chat_completion(**kwargs, stream=True)
-        try:
-            for chunk in stream:
-                choice = chunk["choices"][0]
-                text += choice["delta"].get("content") or ""
-                if choice.get("finish_reason"):
-                    finish = choice["finish_reason"]
-                elif text and until(text):
-                    finish = "until"
-                    break
-        finally:
-            stream.close()
-        completion = len(self.tokenize(text)) if text else 0
-        return {"choices": [{"message": {"content": text}, "finish_reason": finish}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion}}
+                          prompt: list[int]) -> dict[str, Any]:
+        """The reply `create_chat_completion(**kwargs)` gives, cut as soon as `until(text
+        so far)` holds (`GenerationParams.until`).
+
+        llama-cpp-python's chat handler takes no stopping criteria of its own, so this
+        asks `create_completion` with what the handler would pass (the same prompt tokens,
+        checked by `_check_template`, sampling values and seed; the end-of-generation
+        tokens stop both, and the handler's stop string for them never matches the text,
+        which holds no special tokens). Not a stream: streamed chunks split multi-byte
+        characters.
+        finish_reason "until" says the rule held on the reply (llama-cpp-python checks it
+        once more after the last token, so also when the reply ended there anyway)."""
+        from llama_cpp import StoppingCriteriaList
+
+        fired = False
+
+        def check(ids: Any, _logits: Any) -> bool:
+            nonlocal fired
+            tail = [int(t) for t in ids[len(prompt):]]
+            text = self.llm.detokenize(tail, prev_tokens=prompt).decode("utf-8", "ignore")
+            fired = fired or (bool(text) and until(text))
+            return fired
+
+        reply: Any = self.llm.create_completion(
+            prompt=prompt, max_tokens=kwargs["max_tokens"], temperature=kwargs["temperature"],
+            top_p=kwargs["top_p"], top_k=kwargs["top_k"], min_p=kwargs["min_p"],
+            stop=kwargs["stop"], seed=kwargs["seed"],
+            stopping_criteria=StoppingCriteriaList([check]))
+        choice = reply["choices"][0]
+        return {"choices": [{"message": {"content": choice["text"]},
+                             "finish_reason": "until" if fired else choice["finish_reason"]}],
+                "usage": reply["usage"]}
 
     def _decode_blocks(self, prompt: list[int]) -> None:
         """Leave the prompt's whole aligned blocks in the cache, reusing those it shares

@@ -47,7 +47,16 @@ def test_until_cuts_the_greedy_reply_it_would_have_given(model) -> None:
     assert whole.text.startswith(cut.text)  # the same tokens, stopped early
     assert 0 < cut.completion_tokens < whole.completion_tokens
     again = model.chat(MSGS, GenerationParams(max_tokens=40))
-    assert again.text == whole.text  # a stopped stream leaves the model usable
+    assert again.text == whole.text  # a stopped reply leaves the model usable
+
+
+def test_until_keeps_multi_byte_characters_whole(model) -> None:
+    ask = [Message("user", 'Repeat exactly: "ꙮ 𝔄𝔅 ᚠᚢ – 🜁 ꙮ"')]  # characters of several tokens
+    whole = model.chat(ask, GenerationParams(max_tokens=40))
+    assert sum(ord(c) > 127 for c in whole.text) >= 4  # the case this test is about
+    for n in (3, 5, 8):
+        cut = model.chat(ask, GenerationParams(max_tokens=40, until=lambda t, n=n: len(t) >= n))
+        assert cut.finish_reason == "until" and whole.text.startswith(cut.text), (n, cut.text)
 
 
 def test_logprobs_are_probabilities_of_the_text(model) -> None:
