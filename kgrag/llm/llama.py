@@ -192,8 +192,10 @@ class LlamaCppModel:
         asks `create_completion` with what the handler would pass (the same prompt tokens,
         checked by `_check_template`, sampling values and seed; the end-of-generation
         tokens stop both, and the handler's stop string for them never matches the text,
-        which holds no special tokens). Not a stream: streamed chunks split multi-byte
-        characters.
+        which holds no special tokens). Not a stream: this way the reply's text and token
+        counts are llama-cpp-python's own, decoded from the whole token sequence as for a
+        reply without `until`.
+
         finish_reason "until" says the rule held on the reply (llama-cpp-python checks it
         once more after the last token, so also when the reply ended there anyway)."""
         from llama_cpp import StoppingCriteriaList
