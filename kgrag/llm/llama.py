@@ -144,6 +144,9 @@ class LlamaCppModel:
         """One reply. JSON-schema replies use llama.cpp's grammar sampler; replies with
         log-probabilities use kgrag's own decode loop (llama.cpp's high-level API would
         need `logits_all`, i.e. a vocabulary-sized row for every context position)."""
+        if params.until is not None and (params.logprobs or params.json_schema is not None):
+            raise ModelError("a stopping rule (until) is not supported with logprobs or "
+                             "constrained JSON", hint="ask for one of them at a time")
         if params.logprobs:
             if params.json_schema is not None:
                 raise ModelError("constrained JSON with logprobs is not supported together")

@@ -50,6 +50,13 @@ def test_until_cuts_the_greedy_reply_it_would_have_given(model) -> None:
     assert again.text == whole.text  # a stopped reply leaves the model usable
 
 
+def test_until_is_refused_with_logprobs_or_json(model) -> None:
+    for params in (GenerationParams(until=bool, logprobs=True),
+                   GenerationParams(until=bool, json_schema=SCHEMA)):
+        with pytest.raises(ModelError, match="until"):
+            model.chat(MSGS, params)
+
+
 def test_until_keeps_multi_byte_characters_whole(model) -> None:
     ask = [Message("user", 'Repeat exactly: "ꙮ 𝔄𝔅 ᚠᚢ – 🜁 ꙮ"')]  # characters of several tokens
     whole = model.chat(ask, GenerationParams(max_tokens=40))
