@@ -249,6 +249,12 @@ def answer_settled(reply: str, labels: Sequence[str],
     return _opening_label(text.strip(), labels, texts) is not None
 
 
+# Multiple-choice prompts that ask for the option first and the explanation after:
+# `kgrag/prompts/llm_mcq.txt` and the KG answer prompt (MetaKGRAG Table 7). The scorer
+# reads their replies by the opening option, and `kgrag eval` stops them there.
+ANSWER_FIRST_PROMPTS = frozenset({"llm_mcq", "answer_mcq"})
+
+
 @dataclass(frozen=True)
 class SettledChoice:
     """A `GenerationParams.until` rule: stop an answer-first multiple-choice reply once
@@ -265,6 +271,20 @@ class SettledChoice:
     def of(cls, question: Question) -> SettledChoice:
         return cls(tuple(c.label for c in question.choices),
                    tuple(c.text for c in question.choices))
+
+
+def settled_rule(question: Question, prompt: str) -> SettledChoice | None:
+    """`QAMethod.settled` for `kgrag eval`: stop a multiple-choice reply to an
+    answer-first prompt once its option is read; None for every other reply.
+
+    >>> from kgrag.types import Choice
+    >>> q = Question(id="1", text="?", choices=[Choice(label="A", text="oven")])
+    >>> settled_rule(q, "answer_mcq") is not None, settled_rule(q, "cot_mcq")
+    (True, None)
+    """
+    if not question.is_multiple_choice or prompt not in ANSWER_FIRST_PROMPTS:
+        return None
+    return SettledChoice.of(question)
 
 
 def parse_question_choice(reply: str, question: Question, answer_first: bool = False

@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 import cypher
 from eval.datasets import load_dataset
-from eval.parsing import SettledChoice
+from eval.parsing import settled_rule
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__, clock
 from kgrag.errors import KgragError
@@ -394,7 +394,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     built = {name: p.method(name, domain) for name in methods}
     for method in built.values():
         method.prepare(domain)
-        method.settled = None if explanations else SettledChoice.of
+        method.settled = None if explanations else settled_rule
     config = build_config(p, dataset, Path(loaded.path), domain, methods, n)
     config.dataset_problems = [f"line {pr.line}: {pr.message}" for pr in loaded.problems
                                if pr.skipped]

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
-from eval.parsing import extract_answer, parse_question_choice
+from eval.parsing import ANSWER_FIRST_PROMPTS, extract_answer, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
 from kg_builder.fingerprint import GraphFingerprint
@@ -155,9 +155,6 @@ def _interval(values: list[float]) -> Interval:
     return Interval(mean=ci.mean, low=ci.low, high=ci.high)
 
 
-# Multiple-choice prompts that ask for the option first and the explanation after:
-# `kgrag/prompts/llm_mcq.txt` and the KG answer prompt (MetaKGRAG Table 7).
-ANSWER_FIRST_PROMPTS = frozenset({"llm_mcq", "answer_mcq"})
 
 
 def answered_first(line: RunLine) -> bool:

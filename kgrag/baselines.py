@@ -20,14 +20,13 @@ class LLMOnly(QAMethod):
     name: ClassVar[str] = "llm"
     prompts: ClassVar[tuple[str, str]] = ("llm_mcq", "llm_open")
     max_tokens: ClassVar[tuple[int, int]] = (96, 96)  # multiple choice, other questions
-    answer_first: ClassVar[bool] = True  # the multiple-choice prompt asks for the option first
 
     def _answer(self, question: Question, trace: Trace) -> Answer:
         template = self._template(question)
         messages = template.render(question=question.text, choices=question.choices_block())
         mcq = question.is_multiple_choice
         budget = self.max_tokens[0 if mcq else 1]
-        until = self._until(question) if self.answer_first else None
+        until = self._until(question, template.name)
         reply = self.model.chat(messages, GenerationParams(max_tokens=budget, until=until))
         trace.add("generate", reply.text.strip(), prompt=template.name,
                   completion_tokens=reply.completion_tokens, max_tokens=budget,
@@ -44,7 +43,6 @@ class ChainOfThought(LLMOnly):
 
     name: ClassVar[str] = "cot"
     prompts: ClassVar[tuple[str, str]] = ("cot_mcq", "cot_open")
-    answer_first: ClassVar[bool] = False
     # Multiple choice asks to reason about each option: on MMLU law's long options 384
     # tokens cut 6 of the first 16 replies off before "So the answer is" (Fails), so 768.
     # CommonsenseQA's replies never reached 384, so its answers are the same either way.

@@ -71,18 +71,17 @@ class QAMethod(ABC):
         require(model, self.needs, self.name)
         self.model = model
         self.store = store
-        # For an answer-first multiple-choice prompt (MetaKGRAG's Table 7: the option, then
-        # an explanation), a rule that says when the option is read, so decoding stops
-        # there (`GenerationParams.until`): the same option, no explanation. `kgrag eval`
-        # sets `eval.parsing.SettledChoice.of` unless --explanations; None (`kgrag ask`,
-        # the app): replies are decoded whole.
-        self.settled: Callable[[Question], Callable[[str], bool]] | None = None
+        # (question, prompt name) -> a rule that says when the reply's option is read, or
+        # None: for an answer-first prompt (MetaKGRAG's Table 7: the option, then an
+        # explanation) decoding can stop there (`GenerationParams.until`), the same option
+        # without the explanation. `kgrag eval` sets `eval.parsing.settled_rule` unless
+        # --explanations, which asks the scorer's own list of answer-first prompts; None
+        # (`kgrag ask`, the app): replies are decoded whole.
+        self.settled: Callable[[Question, str], Callable[[str], bool] | None] | None = None
 
-    def _until(self, question: Question) -> Callable[[str], bool] | None:
-        """`GenerationParams.until` for an answer-first reply to `question`."""
-        if self.settled is None or not question.is_multiple_choice:
-            return None
-        return self.settled(question)
+    def _until(self, question: Question, prompt: str) -> Callable[[str], bool] | None:
+        """`GenerationParams.until` for the reply to `question` under the named prompt."""
+        return None if self.settled is None else self.settled(question, prompt)
 
     def prepare(self, domain: str | None) -> None:
         """Refuse now what would fail on the first question (an unbuilt domain graph),

@@ -254,7 +254,7 @@ class KGMethod(QAMethod):
         template = package_prompt(__file__, name)
         messages = template.render(domain=ctx.domain, evidence=evidence, question=q.text,
                                    choices=q.choices_block())
-        until = self._until(q)  # the mcq prompt is answer-first; the others get None
+        until = self._until(q, template.name)
         reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq],
                                                            until=until))
         text = reply.text.strip()

@@ -5,7 +5,7 @@
 Answers the first N questions of a dataset twice with one method, on the real model:
 once with the whole reply decoded (`kgrag ask`, `kgrag eval --explanations`) and once
 stopped as soon as the option is read (`kgrag eval`'s default, `eval.parsing.
-SettledChoice`). Replays are off, so both decode. Prints, per question, the option each
+settled_rule`). Replays are off, so both decode. Prints, per question, the option each
 reading gives, whether the cut reply is the start of the whole one, the answer call's
 completion tokens and the seconds of the generate stage; then the medians. Exits 1 if an
 option differs.
@@ -18,7 +18,7 @@ import statistics
 import sys
 
 from eval.datasets import load_dataset
-from eval.parsing import SettledChoice, parse_question_choice
+from eval.parsing import parse_question_choice, settled_rule
 from kgrag.config import load_settings
 from kgrag.platform import Platform
 from kgrag.types import Prediction
@@ -49,7 +49,7 @@ def main() -> int:
         q = q.model_copy(update={"domain": args.domain or q.domain})
         method.settled = None
         whole = method.answer(q)
-        method.settled = SettledChoice.of
+        method.settled = settled_rule
         cut = method.answer(q)
         a, b = (parse_question_choice(x.answer, q, answer_first=True) for x in (whole, cut))
         (tw, sw), (tc, sc) = _generate(whole), _generate(cut)

@@ -522,3 +522,19 @@ def test_without_replay_every_method_decodes(tmp_path: Path, dataset: Path) -> N
     run_eval(p, str(dataset), ["llm", "llm-again"], n=None, out=tmp_path / "run",  # type: ignore[arg-type]
              progress=False, replay=False)
     assert p.model.remaining == 0 and not isinstance(p.model, ReplayModel)
+
+
+def test_the_runner_rule_cuts_only_answer_first_prompts() -> None:
+    from eval.parsing import settled_rule
+    from kgrag.baselines import ChainOfThought
+    from kgrag.types import Choice, Question
+
+    q = Question(id="q", text="Where?", kind="multiple_choice",
+                 choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")])
+    reply = "B. fridge\nExplanation: it is cold.\nSo the answer is: A"
+    cot = ChainOfThought(ScriptedModel([reply]))
+    cot.settled = settled_rule
+    assert cot.answer(q).answer == reply  # reasoning first: read whole, never cut
+    llm = LLMOnly(ScriptedModel([reply]))
+    llm.settled = settled_rule
+    assert llm.answer(q).answer == "B. fridge\nExplanation:"

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from eval.parsing import SettledChoice
+from eval.parsing import settled_rule
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Choice, Prediction, Question
@@ -223,7 +223,7 @@ def test_a_settled_rule_stops_the_answer_at_its_option_and_the_trace_says_so() -
     b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
     reply = "A. forest\n\nExplanation: foxes den in woods, not at sea.\nB. sea - no."
     method = MetaKGRAG(ScriptedModel([CONCEPTS_FOX, reply]), b, "woods")
-    method.settled = SettledChoice.of
+    method.settled = settled_rule
     pred = method.answer(q)
     assert pred.answer == "A. forest\n\nExplanation:"  # cut once "Explanation" is whole
     assert only(pred, "generate")["stopped"] == "option read"
