@@ -58,7 +58,7 @@ def test_until_is_refused_with_logprobs_or_json(model) -> None:
 
 
 def test_until_keeps_multi_byte_characters_whole(model) -> None:
-    ask = [Message("user", 'Repeat exactly: "ꙮ 𝔄𝔅 ᚠᚢ – 🜁 ꙮ"')]  # characters of several tokens
+    ask = [Message("user", 'Repeat exactly: "ꙮ 𝔄𝔅 ᚠᚢ – 🜁 ꙮ"')]  # rare non-ASCII characters
     whole = model.chat(ask, GenerationParams(max_tokens=40))
     assert sum(ord(c) > 127 for c in whole.text) >= 4  # the case this test is about
     for n in (3, 5, 8):
