@@ -1,10 +1,11 @@
-"""Print the README's result tables from scored run directories, or refill the README's.
+"""Print result tables from scored run directories, or refill the marked tables of the
+README and docs/results.md.
 
     python scripts/results_tables.py docs/results/csqa-dev docs/results/hotpotqa-dev
-    python scripts/results_tables.py --write README.md   # refill every marked table
-    python scripts/results_tables.py --check README.md   # exit 1 if one differs
+    python scripts/results_tables.py --write README.md docs/results.md   # refill every marked table
+    python scripts/results_tables.py --check README.md docs/results.md   # exit 1 if one differs
 
-A README table is marked by the comment line just above it,
+A table is marked by the comment line just above it,
 `<!-- results: docs/results/csqa-dev-kg400 same -->`: the run, then `all` (every scored
 row), `same` (the rows on the run's same first K questions) or `matrix` (the paired tests
 on those K), and optionally `methods=a,b` to show only those rows, in that order.
@@ -173,19 +174,30 @@ def refill(text: str, root: Path) -> tuple[str, list[str]]:
     return "\n".join(out) + ("\n" if text.endswith("\n") else ""), changed
 
 
+def repo_root(doc: Path) -> Path:
+    """The folder the markers' run paths start from: the nearest one holding docs/results
+    (the README's own folder, or the repository above docs/results.md)."""
+    for folder in doc.resolve().parents:
+        if (folder / "docs" / "results").is_dir():
+            return folder
+    return doc.resolve().parent
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
     if argv[0] in ("--write", "--check"):
-        readme = Path(argv[1] if len(argv) > 1 else "README.md")
-        text, changed = refill(readme.read_text(), readme.resolve().parent)
-        for marker in changed:
-            print(("refilled " if argv[0] == "--write" else "differs from its run: ") + marker)
-        if argv[0] == "--write":
-            readme.write_text(text)
-            return 0
-        return 1 if changed else 0
+        differ = False
+        for doc in [Path(a) for a in argv[1:]] or [Path("README.md")]:
+            text, changed = refill(doc.read_text(), repo_root(doc))
+            for marker in changed:
+                print(f"{doc}: " + ("refilled " if argv[0] == "--write" else
+                                    "differs from its run: ") + marker)
+            if argv[0] == "--write":
+                doc.write_text(text)
+            differ = differ or bool(changed)
+        return 1 if differ and argv[0] == "--check" else 0
     for arg in argv:
         print(render(Path(arg)))
     return 0

@@ -34,12 +34,18 @@ def test_percent_with_interval() -> None:
     assert tables["pct"](None) == "–"
 
 
-def test_every_marked_readme_table_is_its_committed_run() -> None:
-    text = (ROOT / "README.md").read_text()
+@pytest.mark.parametrize(("doc", "at_least"), [("README.md", 5), ("docs/results.md", 14)])
+def test_every_marked_table_is_its_committed_run(doc: str, at_least: int) -> None:
+    text = (ROOT / doc).read_text()
     markers = [ln for ln in text.splitlines() if tables["MARKER"].match(ln)]
-    assert len(markers) >= 14  # the Results section's tables, not a vacuous pass
+    assert len(markers) >= at_least  # the headline / detailed tables, not a vacuous pass
     _, changed = tables["refill"](text, ROOT)
-    assert changed == [], "run `python scripts/results_tables.py --write README.md`"
+    assert changed == [], "run `python scripts/results_tables.py --write README.md docs/results.md`"
+
+
+def test_the_markers_of_docs_results_start_at_the_repository() -> None:
+    assert tables["repo_root"](ROOT / "docs" / "results.md") == ROOT
+    assert tables["repo_root"](ROOT / "README.md") == ROOT
 
 
 def _scored_run(root: Path) -> None:
