@@ -13,11 +13,13 @@
 # running it again continues. Set DATASETS (e.g. DATASETS=csqa) or METHODS to narrow it,
 # RUNS for the output root (default runs/dev300). Scores and a report follow each step.
 #
-# Cost on 2 idle cores with the default 1.5B model (median s/q over the committed runs'
-# later questions, `python scripts/seconds.py docs/results/<run> FROM TO`): llm 3-11,
-# cot 13-24, kg-vanilla and metakgrag 17-25 (the ablations a little less: their repeated
-# requests are replayed), tog 33-61, rag ~20, ircot and flare ~25, metarag 36-50, seakr
-# 100-130. Each side for 300 questions is about two days of compute on such a machine.
+# Cost on 2 idle cores with the default 1.5B model, all rows of one question (sum of the
+# median s/q per row over the committed runs' latest questions, `python scripts/seconds.py
+# docs/results/<run> FROM TO`, answer-first replies stopped at their option): CommonsenseQA
+# ~80 s, MMLU law ~110 s (no ToG), MedQA ~160 s, HotpotQA ~220 s (with llm and rag-gold),
+# 2Wiki ~180 s. Per row: llm 1-5, kg-no-evidence 2-6, kg-vanilla and metakgrag 6-14, cot
+# 10-31, tog 23-39, rag 18-23, ircot and flare ~20, metarag 27-32, seakr 85-92. A side of
+# 300 questions is about one to two days of compute on such a machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KGRAG:-.venv/bin/kgrag}
