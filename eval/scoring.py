@@ -155,8 +155,6 @@ def _interval(values: list[float]) -> Interval:
     return Interval(mean=ci.mean, low=ci.low, high=ci.high)
 
 
-
-
 def answered_first(line: RunLine) -> bool:
     """Whether the prediction's reply came from an answer-first prompt (the prompt its
     last "generate" step names)."""

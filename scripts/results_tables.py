@@ -2,8 +2,10 @@
 README and docs/results.md.
 
     python scripts/results_tables.py docs/results/csqa-dev docs/results/hotpotqa-dev
-    python scripts/results_tables.py --write README.md docs/results.md   # refill every marked table
-    python scripts/results_tables.py --check README.md docs/results.md   # exit 1 if one differs
+    python scripts/results_tables.py --write [FILE ...]   # refill every marked table
+    python scripts/results_tables.py --check [FILE ...]   # exit 1 if one differs
+
+FILE defaults to README.md and docs/results.md (run from the repository).
 
 A table is marked by the comment line just above it,
 `<!-- results: docs/results/csqa-dev-kg400 same -->`: the run, then `all` (every scored
@@ -128,6 +130,7 @@ def render(run: Path) -> str:
     return out
 
 
+DOCS = ("README.md", "docs/results.md")  # the files with marked tables, from the repository
 MARKER = re.compile(r"^<!-- results: (\S+) (all|same|matrix)(?: methods=(\S+))? -->$")
 
 
@@ -189,7 +192,11 @@ def main(argv: list[str]) -> int:
         return 2
     if argv[0] in ("--write", "--check"):
         differ = False
-        for doc in [Path(a) for a in argv[1:]] or [Path("README.md")]:
+        docs = [Path(a) for a in argv[1:]] or [Path(d) for d in DOCS]
+        for doc in docs:
+            if not doc.is_file():
+                raise SystemExit(f"{doc}: no such file (give the README and docs/results.md)")
+        for doc in docs:
             text, changed = refill(doc.read_text(), repo_root(doc))
             for marker in changed:
                 print(f"{doc}: " + ("refilled " if argv[0] == "--write" else

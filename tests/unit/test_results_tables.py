@@ -43,6 +43,22 @@ def test_every_marked_table_is_its_committed_run(doc: str, at_least: int) -> Non
     assert changed == [], "run `python scripts/results_tables.py --write README.md docs/results.md`"
 
 
+def test_check_and_write_cover_every_file_given(tmp_path: Path, capsys) -> None:
+    _scored_run(tmp_path)
+    good = "<!-- results: docs/results/toy all -->\n" + tables["block"](
+        tmp_path, "docs/results/toy", "all", None) + "\n"
+    (tmp_path / "README.md").write_text(good)
+    stale = tmp_path / "docs" / "results.md"
+    stale.write_text("<!-- results: docs/results/toy all -->\n| old |\n")
+    files = [str(tmp_path / "README.md"), str(stale)]
+    assert tables["main"](["--check", *files]) == 1  # the second file's table is stale
+    assert "results.md: differs" in capsys.readouterr().out
+    assert tables["main"](["--write", *files]) == 0
+    assert tables["main"](["--check", *files]) == 0 and stale.read_text() == good
+    with pytest.raises(SystemExit, match="no such file"):
+        tables["main"](["--check", str(tmp_path / "missing.md")])
+
+
 def test_the_markers_of_docs_results_start_at_the_repository() -> None:
     assert tables["repo_root"](ROOT / "docs" / "results.md") == ROOT
     assert tables["repo_root"](ROOT / "README.md") == ROOT
