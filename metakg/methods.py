@@ -61,8 +61,9 @@ class MetaKGRAG(KGMethod):
             ctx.retrievals += 1 + sum(rec.new_path is not None for rec in ref.cycles)
             view = RefinementView.of(ref, g.name)
             final = " → ".join(g.name(e) for e in ref.final.entities)
-            ctx.trace.add("refine", f"{g.name(start)}: {len(ref.cycles)} cycles, stop "
-                          f"{ref.stop}; final path {final}",
+            n = len(ref.cycles)
+            ctx.trace.add("refine", f"{g.name(start)}: {n} cycle{'' if n == 1 else 's'}, "
+                          f"stop {ref.stop}; final path {final}",
                           **view.model_dump(mode="json"), **ctx.meter.take())
         return list(integrate_evidence_paths(r.final for r in refinements).triples)
 

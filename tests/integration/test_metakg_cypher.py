@@ -341,6 +341,9 @@ def test_metakgrag_answers_end_to_end_over_the_real_graph(platform, toy, backend
     assert "\n".join(pred.evidence) in model.prompts[-1][-1].content
     stages = [s.stage for s in pred.trace]
     assert stages == ["domain", "concepts", "match", "refine", "refine", "evidence", "generate"]
+    for step in (s for s in pred.trace if s.stage == "refine"):  # "1 cycle", "2 cycles"
+        n = len(step.data["cycles"])
+        assert f": {n} cycle{'' if n == 1 else 's'}, stop {step.data['stop']}; " in step.summary
     evidence = next(s.data for s in pred.trace if s.stage == "evidence")
     assert evidence["browser_params"].startswith(":params {domain: ")
     rows = platform.store.read("metakg/evidence_subgraph", {"domain": toy,
