@@ -18,8 +18,9 @@
 # docs/results/<run> FROM TO`, answer-first replies stopped at their option): CommonsenseQA
 # ~80 s, MedQA ~160 s, HotpotQA ~220 s (with llm and rag-gold), 2Wiki ~180 s. The sum
 # overstates KG runs, whose rows replay a shared call at its recorded seconds: MMLU law
-# with ToG sums to ~148 s but took ~95 s of wall clock per question. Per row: llm 1-5, kg-no-evidence 2-6, kg-vanilla and metakgrag 6-14, cot
-# 10-31, tog 23-39, rag 18-23, ircot and flare ~20, metarag 27-32, seakr 85-92. A side of
+# with ToG sums to ~148 s but took ~95 s of wall clock per question. Per row: llm 1-5,
+# kg-no-evidence 2-6, kg-vanilla and metakgrag 6-14, cot 10-31, tog 23-39, rag 18-23,
+# ircot and flare ~20, metarag 27-32, seakr 85-92. A side of
 # 300 questions is about one to two days of compute on such a machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
