@@ -335,7 +335,10 @@ def test_a_settled_reply_reads_like_the_whole_reply_in_every_committed_run() -> 
             for i in [*range(cut, len(reply), 7), len(reply)]:
                 assert parse_choice(reply[:i], labels, texts, answer_first=True) == whole, \
                     (str(path), reply[:i])
-    assert checked > 3000 and cut_short > checked / 2
+    # A floor, not a share: runs answered with the settled stop end where the option
+    # settles (or just before it, once trailing blanks are trimmed), so the share of
+    # replies that go on past that point falls as such runs grow.
+    assert checked > 3000 and cut_short > 1500
 
 
 def test_settled_choice_keys_replays_alike_in_every_process() -> None:
