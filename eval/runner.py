@@ -270,7 +270,8 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
         if diff and not force:
             raise KgragError(
                 f"{out} was written by a different configuration: {_describe(diff, old.domain)}",
-                hint="use a new --out directory, or --force to mix them knowingly")
+                hint=_calibration_hint(out, diff, config)
+                or "use a new --out directory, or --force to mix them knowingly")
         config.methods = sorted(set(old.methods) | set(config.methods))
         config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
         versions = old.code_versions or [old.code_version]
@@ -342,6 +343,32 @@ def _adopt_prompt_digests(old: RunConfig, new: RunConfig, out: Path) -> None:
     merged_old = new.prompt_digests | old.prompt_digests
     new.prompt_digests = old.prompt_digests | new.prompt_digests
     old.prompt_digests = merged_old
+
+
+def _calibration_hint(out: Path, diff: dict[str, tuple[Any, Any]], config: RunConfig
+                      ) -> str | None:
+    """How to continue a run whose SeaKR δ differs only because this machine lacks the
+    run's calibration file: a committed run keeps that file in `../calibration/`
+    (`docs/results/calibration/`), so point to it and to where it must go."""
+    if set(diff) != {"seakr_calibration"}:
+        return None
+    was = diff["seakr_calibration"][0] or {}
+    if was.get("threshold") is None:
+        return None
+    from textrag.seakr_calibrate import calibration_path
+
+    home = Path(config.settings.get("home") or "~/.cache/kgrag").expanduser()
+    target = calibration_path(home, config.model)
+    for saved in sorted((out.parent / "calibration").glob("seakr-*.json")):
+        try:
+            data = json.loads(saved.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if data.get("model") == config.model and data.get("threshold") == was["threshold"]:
+            return f"the run's δ = {was['threshold']:.4g} is saved in {saved}: copy it to " \
+                   f"{target} and run the command again"
+    return (f"the run used δ = {was['threshold']:.4g} ({was.get('source')}); restore that "
+            f"calibration at {target}, or use a new --out directory")
 
 
 def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:

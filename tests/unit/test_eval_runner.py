@@ -336,8 +336,17 @@ def test_a_seakr_run_records_its_delta_and_refuses_another(tmp_path: Path, datas
     run_eval(p, str(dataset), ["llm"], n=2, out=out, progress=False)  # type: ignore[arg-type]
     assert json.loads((out / "config.json").read_text())["seakr_calibration"] == recorded
     _save_delta(p.settings.home, -1.0, "wikipedia/nq_open_dev300.jsonl")
-    with pytest.raises(KgragError, match="seakr_calibration"):
+    with pytest.raises(KgragError, match="seakr_calibration") as refused:
         run_eval(p, str(dataset), ["seakr"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+    assert "restore that calibration" in refused.value.hint
+    # A committed run keeps its δ beside it (docs/results/calibration/): the hint names it.
+    kept = tmp_path / "calibration" / "seakr-qwen2.5-coder-1.5b-nq.json"
+    kept.parent.mkdir()
+    kept.write_text(json.dumps({"model": "qwen2.5-coder-1.5b", "threshold": -2.5}))
+    with pytest.raises(KgragError, match="seakr_calibration") as refused:
+        run_eval(p, str(dataset), ["seakr"], n=2, out=out, progress=False)  # type: ignore[arg-type]
+    assert f"saved in {kept}: copy it to" in refused.value.hint
+    assert str(p.settings.home) in refused.value.hint
 
 
 def test_seakr_is_not_evaluated_on_its_calibration_questions(tmp_path: Path, dataset: Path
