@@ -8,6 +8,9 @@ MetaRAG: questions with at least one monitor → evaluate → plan round, the ro
 categories, how the loops stopped, and re-retrievals.
 Every method that reads passages and answered all N questions: EM of the answers whose
 method read every supporting paragraph, and of the others.
+Every method that answered all N questions: the length in words of the answer span EM and F1
+score (`extract_answer` of the reply), median, and how many spans run over 5 words (the gold
+answers' median is printed first): answer form moves EM as much as retrieval does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from eval.parsing import extract_answer
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order, supporting_read
 from kgrag.errors import KgragError
@@ -68,6 +72,16 @@ def main(run: Path, n: int) -> None:
             return f"{len(xs)} answers, EM {100 * sum(xs) / len(xs):.1f}%" if xs else "0 answers"
         print(f"supporting paragraphs ({', '.join(readers)}): all read {rate(split[True])}; "
               f"not all {rate(split[False])}")
+    answered = [m for m in methods if all((m, q) in last for q in order)]
+    if answered and not last[(answered[0], order[0])].question.is_multiple_choice:
+        gold = [min(len(a.split()) for a in last[(answered[0], q)].question.answers)
+                for q in order if last[(answered[0], q)].question.answers]
+        parts = []
+        for m in answered:
+            words = [len(extract_answer(last[(m, q)].prediction.answer).split()) for q in order]
+            parts.append(f"{m} {statistics.median(words):g} ({sum(w > 5 for w in words)} over 5)")
+        print(f"answer words, median (spans over 5 words): gold {statistics.median(gold):g}; "
+              + ", ".join(parts))
 
 
 if __name__ == "__main__":
