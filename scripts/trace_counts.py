@@ -6,8 +6,10 @@ SeaKR: reasoning steps, real retrievals (a `retrieve` step that chose a passage)
 with and without retrieval and their exact matches, the first step's uncertainty.
 MetaRAG: questions with at least one monitor → evaluate → plan round, the rounds' planned
 categories, how the loops stopped, and re-retrievals.
-Every method that reads passages and answered all N questions: EM of the answers whose
-method read every supporting paragraph, and of the others.
+Every method that reads passages and answered all N questions: the questions it read every
+supporting paragraph of, by question type (`type` of HotpotQA and 2Wiki) with how many it
+answered right; then EM of the answers whose method read every supporting paragraph, and of
+the others.
 Every method that answered all N questions: the length in words of the answer span EM and F1
 score (`extract_answer` of the reply), median, and how many spans run over 5 words (the gold
 answers' median is printed first): answer form moves EM as much as retrieval does.
@@ -67,6 +69,13 @@ def main(run: Path, n: int) -> None:
         for q in order:
             ln = last[(m, q)]
             split[supporting_read(ln) == 1.0].append(per_question_scores(ln)["em"])
+    for m in readers:  # per method: the questions it read every supporting paragraph of
+        full = [last[(m, q)] for q in order if supporting_read(last[(m, q)]) == 1.0]
+        kinds = Counter(ln.question.meta.get("type", "?") for ln in full)
+        right = Counter(ln.question.meta.get("type", "?") for ln in full
+                        if per_question_scores(ln)["em"] == 1.0)
+        print(f"  {m}: all supporting read for {len(full)} ("
+              + "; ".join(f"{k} {kinds[k]}, {right[k]} right" for k in sorted(kinds)) + ")")
     if readers:
         def rate(xs: list[float]) -> str:
             return f"{len(xs)} answers, EM {100 * sum(xs) / len(xs):.1f}%" if xs else "0 answers"

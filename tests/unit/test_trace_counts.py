@@ -1,0 +1,31 @@
+"""scripts/trace_counts.py: its per-method supporting-paragraph counts agree with `kgrag score`."""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+script = runpy.run_path(str(ROOT / "scripts" / "trace_counts.py"))
+RUNS = [ROOT / "docs" / "results" / d for d in ("hotpotqa-dev", "2wiki-dev")]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_all_read_counts_are_the_scored_share(run: Path, capsys: pytest.CaptureFixture[str]
+                                              ) -> None:
+    same = json.loads((run / "metrics.json").read_text())["same"]
+    k = same["k"]
+    script["main"](run, k)
+    out = capsys.readouterr().out
+    counts = {m: (int(n), sum(int(x) for x in re.findall(r"\w+ (\d+), \d+ right", kinds)))
+              for m, n, kinds in re.findall(r"^  ([\w-]+): all supporting read for (\d+) \((.*)\)$",
+                                            out, re.M)}
+    assert "seakr" in counts and "ircot" in counts, out
+    for m, (n, by_type) in counts.items():
+        assert by_type == n  # the types add up to the total
+        share = same["methods"][m]["supporting_all"]["mean"]
+        assert n == round(share * k), m
