@@ -249,26 +249,30 @@ def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
     """A methods × methods Markdown table of the McNemar tests (EM or accuracy) in `pairs`:
     cell (row, column) is row's wins minus column's wins with the exact p.
 
+    The one matrix of the project: `kgrag report`, `kgrag score --same` and the marked
+    tables of the README and docs/results.md (`eval.tables`) all print this.
+
     >>> t = PairTest(a="rag", b="llm", metric="em (McNemar exact)", statistic=3, p_value=0.25)
     >>> significance_matrix(["rag", "llm"], [t])[2]
-    '| rag | · | +3 (0.250) |'
+    '| `rag` | · | +3 (0.250) |'
+    >>> tie = PairTest(a="rag", b="llm", metric="em (McNemar exact)", statistic=0, p_value=1)
+    >>> significance_matrix(["rag", "llm"], [tie])[3]  # a tie is +0 both ways, never -0
+    '| `llm` | +0 (1.000) | · |'
     """
     tests = {(t.a, t.b): t for t in pairs if "McNemar" in t.metric}
     if not tests:
         return []
-    lines = ["| | " + " | ".join(order) + " |", "|---|" + "---|" * len(order)]
+    lines = ["| | " + " | ".join(f"`{m}`" for m in order) + " |",
+             "|---|" + "---|" * len(order)]
     for a in order:
         cells = []
         for b in order:
-            if a == b:
-                cells.append("·")
-            elif (t := tests.get((a, b))) is not None:
-                cells.append(f"{t.statistic:+.0f} ({t.p_value:.3f})")
-            elif (t := tests.get((b, a))) is not None:
-                cells.append(f"{-t.statistic:+.0f} ({t.p_value:.3f})")
-            else:
-                cells.append("–")
-        lines.append(f"| {a} | " + " | ".join(cells) + " |")
+            t, sign = tests.get((a, b)), 1.0
+            if t is None:
+                t, sign = tests.get((b, a)), -1.0
+            cells.append("·" if a == b else "–" if t is None else  # + 0.0: no "-0"
+                         f"{sign * t.statistic + 0.0:+.0f} ({t.p_value:.3f})")
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -28,6 +28,14 @@ QUESTIONS = [
 ]
 
 
+class GeneratingLLM(LLMOnly):
+    """`llm` answering multiple choice with a generated reply (the path before letter
+    reading): these tests are about the runner and the parsing scorer, so scripted
+    replies stay text."""
+
+    reads_letters = False
+
+
 class FakePlatform:
     """Just what run_eval needs: settings, a method factory over a scripted model, and a
     store that fingerprints a fixed graph."""
@@ -39,7 +47,7 @@ class FakePlatform:
         self.store = FixedGraphStore()  # fingerprinted when a KG method name is run
 
     def method(self, name: str, domain: str | None) -> LLMOnly:
-        m = LLMOnly(self.model)
+        m = GeneratingLLM(self.model)
         m.name = name  # type: ignore[misc]
         return m
 
@@ -469,7 +477,7 @@ def test_same_questions_scores_every_method_on_the_first_k(tmp_path: Path, datas
     assert (test.a, test.b, test.statistic, test.n) == ("cot", "llm", -2.0, 2)
     text = write_report([out], tmp_path / "report").read_text()
     assert "### The same 2 questions, every method" in text and "Left out" in text
-    assert "| llm | +2 (0.500) | · |" in text and "| cot | · | -2 (0.500) |" in text
+    assert "| `llm` | +2 (0.500) | · |" in text and "| `cot` | · | -2 (0.500) |" in text
     with pytest.raises(KgragError, match="only 4 questions"):
         score_run(out, same=5)
 

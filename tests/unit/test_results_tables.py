@@ -1,4 +1,5 @@
-"""scripts/results_tables.py renders the README's tables from committed metrics.json."""
+"""eval/tables.py (and scripts/results_tables.py) renders the README's tables from committed
+metrics.json."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import runpy
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from eval import tables as tables_module
+from kgrag.errors import KgragError
 
 ROOT = Path(__file__).resolve().parents[2]
-tables = runpy.run_path(str(ROOT / "scripts" / "results_tables.py"))
+tables = vars(tables_module)
+script = runpy.run_path(str(ROOT / "scripts" / "results_tables.py"))["app"]
 
 
+@pytest.mark.results
 def test_one_row_per_scored_method_with_its_numbers() -> None:
     for run in sorted((ROOT / "docs" / "results").glob("*/metrics.json")):
         methods = json.loads(run.read_text())["methods"]
@@ -34,16 +41,18 @@ def test_percent_with_interval() -> None:
     assert tables["pct"](None) == "–"
 
 
-@pytest.mark.parametrize(("doc", "at_least"), [("README.md", 5), ("docs/results.md", 14)])
+@pytest.mark.results
+@pytest.mark.parametrize(("doc", "at_least"), [("README.md", 0), ("docs/results.md", 14)])
 def test_every_marked_table_is_its_committed_run(doc: str, at_least: int) -> None:
     text = (ROOT / doc).read_text()
-    markers = [ln for ln in text.splitlines() if tables["MARKER"].match(ln)]
-    assert len(markers) >= at_least  # the headline / detailed tables, not a vacuous pass
+    markers = [ln for ln in text.splitlines()
+               if tables["MARKER"].match(ln) or ln == tables["SUMMARY_OPEN"]]
+    assert len(markers) >= max(at_least, 1)  # the headline / detailed tables, not a vacuous pass
     _, changed = tables["refill"](text, ROOT)
     assert changed == [], "run `python scripts/results_tables.py --write README.md docs/results.md`"
 
 
-def test_check_and_write_cover_every_file_given(tmp_path: Path, capsys) -> None:
+def test_check_and_write_cover_every_file_given(tmp_path: Path) -> None:
     _scored_run(tmp_path)
     good = "<!-- results: docs/results/toy all -->\n" + tables["block"](
         tmp_path, "docs/results/toy", "all", None) + "\n"
@@ -51,12 +60,15 @@ def test_check_and_write_cover_every_file_given(tmp_path: Path, capsys) -> None:
     stale = tmp_path / "docs" / "results.md"
     stale.write_text("<!-- results: docs/results/toy all -->\n| old |\n")
     files = [str(tmp_path / "README.md"), str(stale)]
-    assert tables["main"](["--check", *files]) == 1  # the second file's table is stale
-    assert "results.md: differs" in capsys.readouterr().out
-    assert tables["main"](["--write", *files]) == 0
-    assert tables["main"](["--check", *files]) == 0 and stale.read_text() == good
-    with pytest.raises(SystemExit, match="no such file"):
-        tables["main"](["--check", str(tmp_path / "missing.md")])
+    runner = CliRunner()
+    result = runner.invoke(script, ["--check", *files])
+    assert result.exit_code == 1  # the second file's table is stale
+    assert "differs from its run: " in result.output and "results.md: " in result.output
+    assert runner.invoke(script, ["--write", *files]).exit_code == 0
+    assert runner.invoke(script, ["--check", *files]).exit_code == 0
+    assert stale.read_text() == good
+    missing = runner.invoke(script, ["--check", str(tmp_path / "missing.md")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
 
 
 def test_the_markers_of_docs_results_start_at_the_repository() -> None:
@@ -84,7 +96,7 @@ def test_refill_replaces_only_marked_tables_and_keeps_the_text(tmp_path: Path) -
     text, changed = tables["refill"](readme, tmp_path)
     assert len(changed) == 2 and "prose\n\n| unmarked |\n" in text
     assert "| `cot` | 4 | 50.0 [0.0, 100.0] | 2 / 2 / 0 |" in text and "| `llm` | 4" not in text
-    assert "| `cot` | +0 (1.00) | · |" in text  # a tie is +0, never -0
+    assert "| `cot` | +0 (1.000) | · |" in text  # a tie is +0, never -0
     assert tables["refill"](text, tmp_path) == (text, [])  # refilling again changes nothing
 
 
@@ -96,7 +108,20 @@ def test_refill_names_what_is_missing(tmp_path: Path) -> None:
     for marker, says in (("docs/results/gone all", "no metrics.json"),
                          ("docs/results/toy all methods=tog", "tog not among"),
                          ("docs/results/bare same", "scored without --same")):
-        with pytest.raises(SystemExit, match=says):
+        with pytest.raises(KgragError, match=says):
             tables["refill"](f"<!-- results: {marker} -->\n| t |\n", tmp_path)
-    with pytest.raises(SystemExit, match="directly above its table"):
+    with pytest.raises(KgragError, match="directly above its table"):
         tables["refill"]("<!-- results: docs/results/toy all -->\n\n| t |\n", tmp_path)
+
+
+def test_summary_block_gives_one_row_per_named_method(tmp_path: Path) -> None:
+    _scored_run(tmp_path)
+    text = ("x\n<!-- results-summary\ndocs/results/toy=cot,llm\n-->\n| old |\n\nafter\n")
+    new, changed = tables["refill"](text, tmp_path)
+    assert changed == ["<!-- results-summary"] and new.endswith("\n\nafter\n")
+    rows = [ln for ln in new.splitlines() if ln.startswith("| toy")]
+    assert rows == ["| toy (accuracy) | `cot` | 4 | 50.0 [0.0, 100.0] |",
+                    "| toy (accuracy) | `llm` | 4 | 50.0 [0.0, 100.0] |"]
+    assert tables["refill"](new, tmp_path) == (new, [])
+    with pytest.raises(KgragError, match="bad results-summary line"):
+        tables["refill"]("<!-- results-summary\ndocs/results/toy\n-->\n| t |\n", tmp_path)
