@@ -1,0 +1,194 @@
+"""Deterministic question → entity matching (metakg.seeds) and the hop distances and
+shares of `kgrag graph coverage` (metakg.coverage) over an in-memory graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from kgrag.types import Choice, Passage, Question
+from metakg.coverage import (
+    NO_ENTITY,
+    UNREACHED,
+    Ball,
+    QuestionCoverage,
+    cover_question,
+    distances,
+    summarise,
+)
+from metakg.seeds import EntityMatcher, Phrase, maximal, phrases, title_keys, tokens
+
+
+def matcher(keys: set[str], redirect: dict[str, str] | None = None) -> EntityMatcher:
+    return EntityMatcher(lambda ks: {k for k in ks if k in keys}, redirect)
+
+
+# --- matching ---------------------------------------------------------------------------
+def test_phrases_skip_function_words_at_the_edges() -> None:
+    keys = [p.key for p in phrases("Where would you find the heart attacks?")]
+    assert "heart attack" in keys and "find the heart attack" in keys
+    assert "the heart" not in keys and "where" not in keys and "you find" not in keys
+    assert all(len(p.text.split()) <= 4 for p in phrases("a b c d e f g h i j"))
+
+
+def test_tokens_keep_inner_hyphens_and_apostrophes() -> None:
+    assert tokens("A 9-year-old boy's cat, (ok).") == ["A", "9-year-old", "boy's", "cat", "ok"]
+
+
+def test_maximal_prefers_longest_then_leftmost_without_overlap() -> None:
+    ps = [Phrase(0, 1, "heart", "heart"), Phrase(0, 2, "heart attack", "heart attack"),
+          Phrase(1, 3, "attack pain", "attack pain"), Phrase(2, 3, "pain", "pain"),
+          Phrase(3, 4, "x", "x")]
+    assert [p.key for p in maximal(ps)] == ["heart attack", "pain", "x"]
+
+
+def test_match_uses_entity_keys_plurals_and_longest_match() -> None:
+    m = matcher({"heart attack", "heart", "attack", "fox", "forest"})
+    got = m.match("Do Foxes get Heart Attacks in the forests?")
+    assert got.keys == ("fox", "heart attack", "forest")
+
+
+def test_match_follows_merged_keys() -> None:
+    m = matcher({"myocardial infarction"}, {"heart attack": "myocardial infarction"})
+    assert m.match("a heart attack").keys == ("myocardial infarction",)
+
+
+def test_no_match_and_empty_text() -> None:
+    m = matcher({"fox"})
+    assert m.match("").keys == () and m.match("the of and").keys == ()
+    assert m.match("Where is the dog?").keys == ()
+
+
+def test_option_is_its_whole_key_else_inner_entities_minus_the_questions() -> None:
+    m = matcher({"record store", "record", "store", "patient", "cell wall"})
+    assert m.match_option("Record Stores").keys == ("record store",)
+    # no entity "inhibition of cell wall synthesis": the inner entities, but "patient"
+    # is named by the question, so it does not count for the option
+    got = m.match_option("Inhibition of cell wall synthesis in the patient",
+                         exclude=("patient",))
+    assert got.keys == ("cell wall",)
+    assert m.match_option("   ").keys == ()
+
+
+def test_title_keys_drop_a_trailing_parenthetical() -> None:
+    assert title_keys("Big Stone Gap (film)") == ["big stone gap (film)", "big stone gap"]
+    assert title_keys("Adriana Trigiani") == ["adriana trigiani"]
+
+
+def test_lookups_are_batched_and_deduplicated() -> None:
+    calls: list[Sequence[str]] = []
+
+    def lookup(keys: Sequence[str]) -> set[str]:
+        calls.append(keys)
+        return set()
+
+    EntityMatcher(lookup).match("fox fox fox fox")
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(set(calls[0]))
+
+
+# --- distances ----------------------------------------------------------------------------
+class MemoryReach:
+    """`Reach` over an undirected edge list; counts its reads."""
+
+    def __init__(self, edges: list[tuple[str, str]], cap: int = 1000) -> None:
+        self.adj: dict[str, set[str]] = {}
+        for a, b in edges:
+            self.adj.setdefault(a, set()).add(b)
+            self.adj.setdefault(b, set()).add(a)
+        self.cap, self.reads = cap, 0
+
+    def balls(self, keys: Sequence[str]) -> Ball:
+        self.reads += 1
+        ball = Ball()
+        for k in keys:
+            if k in self.adj:
+                ball.neighbours[k] = set(sorted(self.adj[k])[: self.cap])
+                ball.cut |= len(self.adj[k]) >= self.cap
+        return ball
+
+    def meet(self, frontier: Sequence[str], wanted: Sequence[str]) -> set[str]:
+        self.reads += 1
+        return {y for x in frontier for y in self.adj.get(x, ()) if y in set(wanted)}
+
+
+# a chain s - a - b - c - d, and e isolated from it (e - f)
+CHAIN = [("s", "a"), ("a", "b"), ("b", "c"), ("c", "d"), ("e", "f")]
+
+
+def test_distances_on_a_chain_in_two_reads() -> None:
+    reach = MemoryReach(CHAIN)
+    d = distances(["s"], ["s", "a", "b", "c", "d", "e", "zzz"], reach)
+    assert d.hops == {"s": 0, "a": 1, "b": 2, "c": 3, "d": UNREACHED, "e": UNREACHED,
+                      "zzz": UNREACHED}
+    assert reach.reads == 2 and not d.truncated
+
+
+def test_distances_skip_the_second_read_when_all_are_near() -> None:
+    reach = MemoryReach(CHAIN)
+    assert distances(["s"], ["a", "b"], reach).hops == {"a": 1, "b": 2}
+    assert reach.reads == 1
+    assert distances([], ["a"], reach).hops == {"a": UNREACHED} and reach.reads == 1
+
+
+def test_a_cut_neighbour_list_is_reported() -> None:
+    hub = [("s", f"n{i}") for i in range(5)] + [("n4", "x")]
+    d = distances(["s"], ["n4", "x"], MemoryReach(hub, cap=3))
+    # s's list is cut before n4, but n4's own list names s: still 1 hop; x is hidden
+    # behind the cut (never invented, only missed)
+    assert d.truncated and d.hops == {"n4": 1, "x": UNREACHED}
+
+
+def test_the_frontier_cap_truncates() -> None:
+    edges = [("s", "a"), ("s", "b"), ("b", "c"), ("c", "t")]
+    assert distances(["s"], ["t"], MemoryReach(edges)).hops["t"] == 3
+    d = distances(["s"], ["t"], MemoryReach(edges), frontier_cap=1)  # keeps "a" only
+    assert d.truncated and d.hops["t"] == UNREACHED
+
+
+# --- questions and shares -----------------------------------------------------------------
+def mcq(qid: str, text: str, options: list[str], answer: str) -> Question:
+    return Question(id=qid, text=text, kind="multiple_choice", answers=[answer],
+                    choices=[Choice(label="ABCDE"[i], text=t) for i, t in enumerate(options)])
+
+
+def test_cover_question_multiple_choice() -> None:
+    m = matcher({"s", "a", "b", "c", "d", "e"})
+    q = mcq("1", "what about s?", ["b", "d", "nothing here", "a"], "A")
+    c = cover_question(q, m, MemoryReach(CHAIN))
+    assert c is not None and c.seeds == ("s",)
+    assert c.correct == (2,) and c.wrong == (UNREACHED, NO_ENTITY, 1)
+
+
+def test_cover_question_open_needs_every_supporting_title() -> None:
+    m = matcher({"s", "a", "c", "e", "big stone gap"})
+    q = Question(id="h", text="s?", supporting=["A", "Big Stone Gap (film)"],
+                 contexts=[Passage(id="1", title="A", text="x"),
+                           Passage(id="2", title="Big Stone Gap (film)", text="y"),
+                           Passage(id="3", title="E", text="z")])
+    reach = MemoryReach([*CHAIN, ("s", "big stone gap")])
+    c = cover_question(q, m, reach)
+    assert c is not None and c.all_correct
+    assert c.correct == (1, 1) and c.wrong == (UNREACHED,)
+    assert cover_question(Question(id="n", text="s?"), m, reach) is None
+
+
+def test_summarise_shares_by_definition() -> None:
+    covs = [
+        QuestionCoverage(("s",), correct=(1,), wrong=(2, UNREACHED, NO_ENTITY, 3),
+                         all_correct=False),
+        QuestionCoverage(("s",), correct=(3,), wrong=(1, 1, 1, 1), all_correct=False),
+        QuestionCoverage((), correct=(NO_ENTITY,), wrong=(NO_ENTITY,) * 4,
+                         all_correct=False),
+        QuestionCoverage(("x",), correct=(1, UNREACHED), wrong=(), all_correct=True),
+    ]
+    r = summarise(covs, dataset="t", domain="d")
+    assert r.questions == 4 and r.concepts_matched == 0.75
+    assert r.correct_within_hops == {"1": 0.25, "2": 0.25, "3": 0.5}
+    # wrong fractions per question at h=2: 1/4, 4/4, 0, 0 (no wrong targets) → mean
+    assert r.wrong_within_hops["2"] == pytest.approx((0.25 + 1.0) / 4)
+    assert r.wrong_within_hops["3"] == pytest.approx((0.5 + 1.0) / 4)
+    assert r.any_wrong_within_hops == {"1": 0.25, "2": 0.5, "3": 0.5}
+    assert r.only_correct_within_hops == {"1": 0.25, "2": 0.0, "3": 0.0}
+    assert r.correct_matched == 0.75  # named, even if farther than 3 hops
+    assert r.wrong_matched == pytest.approx((0.75 + 1.0) / 4)
