@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eval.normalize import normalize_answer
-from eval.parsing import extract_answer
 from eval.runner import RunLine
 from eval.scoring import RunMetrics, chosen_option, per_question_scores, score_run
+from kgrag.answers import reply_answer
 from kgrag.types import Question
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ def parsed_answer(line: RunLine) -> str:
         return ""
     if q.is_multiple_choice:
         return chosen_option(line) or ""
-    return normalize_answer(extract_answer(pred.answer))
+    return normalize_answer(reply_answer(pred.answer))
 
 
 def question_rows(lines: Sequence[RunLine], methods: Sequence[str]) -> list[QuestionRow]:

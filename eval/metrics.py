@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eval.normalize import normalize_answer
-from eval.parsing import extract_answer, parse_choice
+from eval.parsing import parse_choice
 from eval.stats import (
     ConfidenceInterval,
     McNemarResult,
@@ -35,7 +35,7 @@ from eval.stats import (
 
 __all__ = [
     "AnswerScore", "ConfidenceInterval", "McNemarResult", "PairedBootstrapResult",
-    "bootstrap_ci", "exact_match", "extract_answer", "f1_score", "geval_score", "mcnemar",
+    "bootstrap_ci", "exact_match", "f1_score", "geval_score", "mcnemar",
     "mcnemar_counts", "normalize_answer", "paired_bootstrap", "parse_choice", "rouge_l",
     "score_answer",
 ]

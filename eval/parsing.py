@@ -1,4 +1,4 @@
-"""Reading answers out of model replies: option letters and chain-of-thought answers.
+"""Reading option letters out of model replies (short answers: `kgrag.answers`).
 
 Parsing is conservative: a reply that names no option, or several, parses to `None`,
 which the scorer counts as a Fail (the MetaKGRAG tables' "fail" column), never as a guess.
@@ -7,8 +7,6 @@ which the scorer counts as a Fail (the MetaKGRAG tables' "fail" column), never a
 'C'
 >>> parse_choice("A or B, hard to say", "ABCD") is None
 True
->>> extract_answer("Paris is in France.\\nSo the answer is: Paris.")
-'Paris'
 """
 
 from __future__ import annotations
@@ -39,10 +37,6 @@ _TOKEN = re.compile(r"(?P<open>[(\[\"']?)(?P<core>[^\s()\[\].,:;!?'\"]+)(?P<clos
                     r"(?P<after>[.,:;!?)]*)")
 # "A or B", "A and C", "A/B", "A, C": hedging between options.
 _CONJUNCTION = re.compile(r"\s*(?:or|and|/|,|&)\s*", re.IGNORECASE)
-_ANSWER_MARKER = re.compile(
-    r"\b(?:so\s+)?(?:the\s+)?(?:final\s+|correct\s+|short\s+)?answer\b\s*(?:is\b|:)\s*:?",
-    re.IGNORECASE,
-)
 _EDGE_JUNK = "*_`\"' \t"
 _WORD_LABELS = frozenset({"A", "I"})  # labels that are also English words
 _CONNECTIVE = re.compile(r"\s+(?:because|since|as|is|was|seems|would|should|-|\u2013|\u2014)"
@@ -301,26 +295,3 @@ def parse_question_choice(reply: str, question: Question, answer_first: bool = F
         raise ValueError(f"question {question.id} has no options")
     return parse_choice(reply, [c.label for c in question.choices],
                         [c.text for c in question.choices], answer_first=answer_first)
-
-
-def extract_answer(text: str) -> str:
-    """The short answer of a reply: what follows the last "So the answer is"/"Answer:".
-
-    Takes the rest of that line (or the next non-empty line when the marker ends its
-    line), without surrounding markdown, quotes and a final full stop. Without a marker
-    the whole reply, stripped, is the answer.
-
-    >>> extract_answer("Answer: **Greenwich Village, New York City**")
-    'Greenwich Village, New York City'
-    >>> extract_answer("  Sonnac ")
-    'Sonnac'
-    """
-    markers = list(_ANSWER_MARKER.finditer(text))
-    if not markers:
-        return text.strip()
-    rest = text[markers[-1].end():]
-    line = next((ln for ln in rest.splitlines() if ln.strip(_EDGE_JUNK)), "")
-    answer = line.strip(_EDGE_JUNK)
-    if answer.endswith(".") and not answer.endswith(".."):
-        answer = answer[:-1].rstrip(_EDGE_JUNK)
-    return answer

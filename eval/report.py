@@ -30,6 +30,7 @@ from eval.scoring import (
     Interval,
     MethodMetrics,
     PairTest,
+    OptionCount,
     RunMetrics,
     SameQuestions,
     score_run,
@@ -43,7 +44,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("KG-RAG", ("kg-vanilla", "tog")),
     ("Text RAG", ("rag",)),
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
-    ("Ours", ("metakgrag",)),
+    ("Ours", ("metakgrag", "metakgrag-oa")),
 ]
 # Full method → its ablation variants (MetaKGRAG Table 6, SeaKR Table 3, IM-RAG Table 3).
 ABLATIONS: dict[str, tuple[str, ...]] = {
@@ -226,27 +227,57 @@ def _same_section(same: SameQuestions) -> list[str]:
 
 def _options_section(methods: list[MethodMetrics], k: int | None = None) -> list[str]:
     """Multiple choice: each method's answers by option label, beside how often each label
-    is the correct one (a label chosen far more often than it is correct is a bias)."""
+    is the correct one (a label chosen far more often than it is correct is a bias), the
+    largest chosen/gold ratio, and the reader's mean probability per label."""
     rows = [m for m in methods if m.options]
     if not rows:
         return []
     labels = sorted({label for m in rows for label in m.options or {}})
     where = f"these {k} questions" if k else "each method's questions"
     lines = ["", f"Options chosen on {where}: chosen (right), and how many of the method's "
-             "questions have each label as the correct one.", "",
-             "| method | " + " | ".join(labels) + " | Fail | correct labels |",
-             "|---|" + "---|" * (len(labels) + 2)]
+             "questions have each label as the correct one; max ratio = the largest "
+             "(share chosen) / (share correct) over the labels (target ≤ 1.5); mean p = "
+             "the reader's mean probability of each label.", "",
+             "| method | " + " | ".join(labels) + " | Fail | correct labels | max ratio "
+             "| mean p |",
+             "|---|" + "---|" * (len(labels) + 4)]
     for m in rows:
         opts = m.options or {}
         cells = [f"{opts[lb].chosen} ({opts[lb].correct})" if lb in opts else "–"
                  for lb in labels]
         gold = " · ".join(f"{lb} {opts[lb].gold}" for lb in labels if lb in opts)
-        lines.append(f"| {m.method} | " + " | ".join(cells) + f" | {m.fail or 0} | {gold} |")
+        lines.append(f"| {m.method} | " + " | ".join(cells) + f" | {m.fail or 0} | {gold} | "
+                     f"{_max_ratio(opts)} | {_mean_mass(opts, m.n)} |")
+    gated = [m for m in rows if m.gate]
+    if gated:
+        lines += ["", "Evidence gate: questions answered closed-book (the gate fired) and "
+                  "correct answers on each side.", "",
+                  "| method | questions | fired | correct when fired | correct with evidence |",
+                  "|---|---|---|---|---|"]
+        for m in gated:
+            g = m.gate or {}
+            kept = g["questions"] - g["fired"]
+            lines.append(f"| {m.method} | {g['questions']} | {g['fired']} | "
+                         f"{g['fired_correct']}/{g['fired']} | {g['kept_correct']}/{kept} |")
     return lines
 
 
 def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
     """A methods × methods Markdown table of the McNemar tests (EM or accuracy) in `pairs`:
+def _max_ratio(opts: dict[str, OptionCount]) -> str:
+    chosen = sum(o.chosen for o in opts.values())
+    gold = sum(o.gold for o in opts.values())
+    ratios = [(o.chosen / chosen) / (o.gold / gold) for o in opts.values()
+              if o.gold and chosen and gold]
+    return f"{max(ratios):.2f}" if ratios else "–"
+
+
+def _mean_mass(opts: dict[str, OptionCount], n: int) -> str:
+    if not n or all(o.mass is None for o in opts.values()):
+        return "–"
+    return " · ".join(f"{lb} {(o.mass or 0.0) / n:.2f}" for lb, o in opts.items())
+
+
     cell (row, column) is row's wins minus column's wins with the exact p.
 
     The one matrix of the project: `kgrag report`, `kgrag score --same` and the marked

@@ -26,10 +26,11 @@ from pydantic import BaseModel, Field
 from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
-from eval.parsing import ANSWER_FIRST_PROMPTS, extract_answer, parse_question_choice
+from eval.parsing import ANSWER_FIRST_PROMPTS, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
 from kg_builder.fingerprint import GraphFingerprint
+from kgrag.answers import reply_answer
 from kgrag.errors import KgragError
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def per_question_scores(line: RunLine) -> dict[str, float]:
                 "fail": float(label is None)}
     if q.kind == "open_ended":
         return {"rouge_l": rouge_l(pred.answer, q.answers) if q.answers else 0.0}
-    s = score_answer(extract_answer(pred.answer), q.answers)
+    s = score_answer(reply_answer(pred.answer), q.answers)
     return {"em": s.em, "f1": s.f1, "precision": s.precision, "recall": s.recall}
 
 

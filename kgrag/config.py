@@ -24,6 +24,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from kgrag.reader import ReaderConfig
 from metakg.config import MetaKGConfig
 
 
@@ -105,6 +106,7 @@ class Settings(BaseSettings):
     model: ModelSettings = Field(default_factory=ModelSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     metakg: MetaKGConfig = Field(default_factory=MetaKGConfig)
+    reader: ReaderConfig = Field(default_factory=ReaderConfig)
 
     @classmethod
     def settings_customise_sources(

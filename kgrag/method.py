@@ -22,7 +22,16 @@ from typing import ClassVar, TypeVar
 
 from kgrag import clock
 from kgrag.errors import KgragError
-from kgrag.llm.base import Capabilities, ChatModel, require
+from kgrag.llm.base import Capabilities, ChatModel, GenerationParams, require
+from kgrag.reader import (
+    Choice,
+    PositionPrior,
+    ReaderConfig,
+    Render,
+    option_text,
+    prior_path,
+    read_choice,
+)
 from kgrag.store import GraphStore
 from kgrag.types import Prediction, Question, TraceStep, Usage
 
@@ -78,10 +87,67 @@ class QAMethod(ABC):
         # --explanations, which asks the scorer's own list of answer-first prompts; None
         # (`kgrag ask`, the app): replies are decoded whole.
         self.settled: Callable[[Question, str], Callable[[str], bool] | None] | None = None
+        # How multiple-choice answers are read (`kgrag.reader`); the platform sets the
+        # configured one. A multiple-choice question needs `option_logprobs`, checked on
+        # first use so that open-question-only backends still answer open questions.
+        self.reader = ReaderConfig()
+        self._priors: dict[str, PositionPrior] = {}
 
     def _until(self, question: Question, prompt: str) -> Callable[[str], bool] | None:
         """`GenerationParams.until` for the reply to `question` under the named prompt."""
         return None if self.settled is None else self.settled(question, prompt)
+
+    # ------------------------------------------------------------------ multiple choice
+    def choose(self, question: Question, render: Render, trace: Trace, *, prompt: str,
+               context: str = "") -> tuple[str, Choice]:
+        """The shared multiple-choice answer step: read the option (`read`), and with
+        `reader.explain` generate an explanation of that option afterwards (for the app).
+        Returns the reply text ("B. forest", then the explanation) and the choice."""
+        choice = self.read(question, render, trace, prompt=prompt)
+        return self.reply_text(question, choice, context, trace), choice
+
+    def read(self, question: Question, render: Render, trace: Trace, *, prompt: str,
+             stage: str = "choose") -> Choice:
+        """Read the option from the letter probabilities (`kgrag.reader.read_choice`) and
+        trace its distribution as a `stage` step (the scorer reads the last "choose")."""
+        require(self.model, Capabilities(option_logprobs=True), f"{self.name} (multiple choice)")
+        choice = read_choice(self.model, question, render, self.reader, self._prior(question))
+        trace.add(stage, f"{option_text(question, choice.label)} (p={choice.confidence:.2f}, "
+                  f"{len(choice.passes)} pass{'es' if len(choice.passes) > 1 else ''}, "
+                  f"bias {choice.correction})",
+                  prompt=prompt, prompt_tokens=choice.prompt_tokens, **choice.trace_data())
+        return choice
+
+    def reply_text(self, question: Question, choice: Choice, context: str, trace: Trace
+                   ) -> str:
+        text = option_text(question, choice.label)
+        if self.reader.explain:
+            text = f"{text}\n{self._explain(question, choice.label, context, trace)}"
+        return text
+
+    def _explain(self, question: Question, label: str, context: str, trace: Trace) -> str:
+        from kgrag.prompt import package_prompt
+
+        messages = package_prompt(__file__, "explain_mcq").render(
+            context=context or "(none)", question=question.text,
+            choices=question.choices_block(), answer=option_text(question, label))
+        reply = self.model.chat(messages, GenerationParams(max_tokens=160))
+        trace.add("explain", reply.text.strip(), prompt="explain_mcq",
+                  completion_tokens=reply.completion_tokens)
+        return reply.text.strip()
+
+    def _prior(self, question: Question) -> PositionPrior | None:
+        """The position prior of this model on the question's dataset (`bias="prior"`)."""
+        if self.reader.bias != "prior" or self.reader.prior_dir is None:
+            return None
+        if question.dataset not in self._priors:
+            path = prior_path(self.reader.prior_dir, self.model.name, question.dataset)
+            if not path.is_file():
+                raise KgragError(f"no position prior for {self.model.name} on "
+                                 f"{question.dataset} ({path})",
+                                 hint=f"run `kgrag reader prior --dataset {question.dataset}`")
+            self._priors[question.dataset] = PositionPrior.load(path)
+        return self._priors[question.dataset]
 
     def prepare(self, domain: str | None) -> None:
         """Refuse now what would fail on the first question (an unbuilt domain graph),

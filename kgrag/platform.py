@@ -18,6 +18,7 @@ from kgrag.config import Settings, load_settings
 from kgrag.errors import KgragError
 from kgrag.models import REGISTRY, ModelRegistry
 from kgrag.neo4j_server import ManagedNeo4j
+from kgrag.reader import ReaderConfig
 
 if TYPE_CHECKING:
     from kgrag.embed import Embedder
@@ -126,10 +127,17 @@ class Platform:
             raise KgragError(f"unknown method {name!r}",
                              hint=f"choose one of: {', '.join(sorted(methods))}")
         method = methods[name](self, domain)
+        method.reader = self.reader_config()
         if method.name != name:  # its predictions would be scored and resumed as another's
             raise KgragError(f"the factory of {name!r} built a method named {method.name!r}",
                              hint="register it with kgrag.method.named(cls, name)")
         return method
+
+    def reader_config(self) -> ReaderConfig:
+        """The configured multiple-choice reader, its prior folder resolved."""
+        r = self.settings.reader
+        return r if r.prior_dir else r.model_copy(update={"prior_dir": self.settings.home
+                                                          / "priors"})
 
     def close(self) -> None:
         if "store" in self.__dict__:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kgrag import clock
-from kgrag.answers import EDGE, extract_answer, has_answer
+from kgrag.answers import completion_answer, has_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import (
     Capabilities,
@@ -275,10 +275,7 @@ class KGMethod(QAMethod):
             evidence=evidence, question=ctx.question.text, reasoning=reasoning or "(none)")
         reply = self.model.chat(messages, GenerationParams(max_tokens=20))
         text = reply.text.strip()
-        answer = extract_answer(text)
-        if answer is None:  # the bare completion of the line
-            line = next((ln for ln in text.splitlines() if ln.strip(EDGE)), "")
-            answer = line.strip(EDGE).removesuffix(".").strip(EDGE)
+        answer = completion_answer(text)  # after a marker, or the bare rest of the line
         ctx.trace.add("answer", answer, forced=True, reply=reply.text,
                       completion_tokens=reply.completion_tokens, **ctx.meter.take())
         return f"{reasoning}\nSo the answer is: {answer}"

@@ -11,7 +11,7 @@ supporting paragraph of, by question type (`type` of HotpotQA and 2Wiki) with ho
 answered right; then EM of the answers whose method read every supporting paragraph, and of
 the others.
 Every method that answered all N questions: the length in words of the answer span EM and F1
-score (`extract_answer` of the reply), median, and how many spans run over 5 words (the gold
+score (`reply_answer` of the reply), median, and how many spans run over 5 words (the gold
 answers' median is printed first): answer form moves EM as much as retrieval does.
 """
 
@@ -22,9 +22,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from eval.parsing import extract_answer
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order, supporting_read
+from kgrag.answers import reply_answer
 from kgrag.errors import KgragError
 
 
@@ -87,7 +87,7 @@ def main(run: Path, n: int) -> None:
                 for q in order if last[(answered[0], q)].question.answers]
         parts = []
         for m in answered:
-            words = [len(extract_answer(last[(m, q)].prediction.answer).split()) for q in order]
+            words = [len(reply_answer(last[(m, q)].prediction.answer).split()) for q in order]
             parts.append(f"{m} {statistics.median(words):g} ({sum(w > 5 for w in words)} over 5)")
         print(f"answer words, median (spans over 5 words): gold {statistics.median(gold):g}; "
               + ", ".join(parts))

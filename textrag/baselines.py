@@ -22,18 +22,17 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from kgrag.answers import find_answer, has_answer
 from kgrag.llm.base import Capabilities, ChatModel, GenerationParams, Message, TokenLogprob
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import package_prompt
 from kgrag.types import Passage, Question
 from textrag.reasoning import (
     RetrievalLog,
-    extract_answer,
     first_sentence,
     forced_answer,
     format_passages,
     format_wikipedia,
-    has_answer,
 )
 from textrag.retrievers import RetrieverFor
 
@@ -51,7 +50,7 @@ class TextMethod(QAMethod):
 
     def _finish(self, question: Question, reasoning: str, log: RetrievalLog, setting: str,
                 trace: Trace, passages: list[Passage]) -> Answer:
-        answer = extract_answer(reasoning)
+        answer = find_answer(reasoning)
         if answer is None:
             answer = forced_answer(self.model, question.text, reasoning, passages, trace)
         else:

@@ -85,8 +85,11 @@ def corpus_recall(
                        ] = "hotpotqa",
     n: Annotated[int | None, typer.Option(help="First N questions.")] = 300,
     k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "1,3,5,10",
-    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid.")
+    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid, kg-ppr (PPR over "
+                                            "the domain graph fused with bm25 and dense), "
+                                            "ppr (the graph ranking alone).")
                           ] = "bm25,dense,hybrid",
+    domain: Annotated[str, typer.Option(help="Graph of kg-ppr and ppr.")] = "wikipedia",
 ) -> None:
     """How often the gold supporting paragraphs and the answer are in the top k, per
     retriever, over the corpus in Neo4j (no LLM)."""
@@ -109,10 +112,16 @@ def corpus_recall(
     bm25, dense = BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)
     known = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
     chosen = [r.strip() for r in retrievers.split(",") if r.strip()]
-    unknown = [r for r in chosen if r not in known]
+    unknown = [r for r in chosen if r not in {*known, "kg-ppr", "ppr"}]
     if unknown or not chosen:
         raise KgragError(f"unknown retrievers: {', '.join(unknown) or '(none given)'}",
-                         hint="choose among bm25, dense, hybrid")
+                         hint="choose among bm25, dense, hybrid, kg-ppr, ppr")
+    if {"kg-ppr", "ppr"} & set(chosen):
+        from textrag.ppr import ppr_retriever
+
+        for name in ("kg-ppr", "ppr"):
+            if name in chosen:
+                known[name] = ppr_retriever(p, domain, fused=name == "kg-ppr")
     questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
     for r in chosen:  # warm-up: driver pool, query plans, model threads
         known[r].search("warm-up query about a film director", 1)

@@ -71,9 +71,10 @@ def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "
     return build
 
 
-# None of them reads a domain's knowledge graph (only Passage nodes or gold context), so
-# the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`).
-GRAPH_METHODS: frozenset[str] = frozenset()
+# The baselines read no domain's knowledge graph (only Passage nodes or gold context), so
+# the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`);
+# `kg-ppr` and `ircot-ppr` (textrag.ppr) do.
+GRAPH_METHODS: frozenset[str] = frozenset({"kg-ppr", "ircot-ppr"})
 
 FACTORIES: dict[str, MethodFactory] = {
     "rag": _baseline("rag", "open"),
@@ -111,3 +112,13 @@ def _register_adaptive() -> None:
 
 
 _register_adaptive()
+
+
+def _register_ppr() -> None:
+    """Graph-guided passage retrieval (`textrag.ppr`): `kg-ppr`, `ircot-ppr`."""
+    from textrag.ppr import PPR_FACTORIES
+
+    FACTORIES.update(PPR_FACTORIES)
+
+
+_register_ppr()

@@ -3,8 +3,6 @@ prompts, logged retrieval, and the forced final answer.
 
 >>> first_sentence("Ada Lovelace was born in London. She died in 1852.")
 'Ada Lovelace was born in London.'
->>> extract_answer("Cusco was the capital. So the answer is: Cusco.")
-'Cusco'
 """
 
 from __future__ import annotations
@@ -13,15 +11,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kgrag.answers import ANSWER, EDGE, extract_answer, has_answer
+from kgrag.answers import ANSWER, completion_answer
 from kgrag.llm.base import ChatModel, GenerationParams
 from kgrag.method import Trace
 from kgrag.prompt import package_prompt
 from kgrag.types import Passage
 from textrag.retrieval import Retrieved, Retriever
 
-# DRAGIN/SeaKR's answer line ("… the answer is: X") lives in kgrag.answers, shared with
-# the KG methods.
+# DRAGIN/SeaKR's answer line ("… the answer is: X") is read by kgrag.answers, the one
+# answer extractor of every method and the scorer.
 # A sentence ends at . ! ? (and closing quotes/brackets) followed by whitespace or the end.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 _ABBREVIATIONS = frozenset({
@@ -117,9 +115,6 @@ def forced_answer(model: ChatModel, question: str, reasoning: str, passages: Seq
         context=context, question=question, reasoning=reasoning or "(none)")
     reply = model.chat(messages, GenerationParams(max_tokens=max_tokens))
     text = reply.text.strip()
-    answer = extract_answer(text) if has_answer(text) else None
-    if answer is None:
-        line = next((ln for ln in text.splitlines() if ln.strip(EDGE)), "")
-        answer = line.strip(EDGE).removesuffix(".").strip(EDGE)
+    answer = completion_answer(text)
     trace.add("answer", answer, forced=True, reply=reply.text)
     return answer

@@ -47,19 +47,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+from kgrag.answers import clean_answer, find_answer
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, ChatModel
 from kgrag.method import Answer, QAMethod, Trace, named
 from kgrag.prompt import PromptTemplate, package_prompt
 from kgrag.types import Passage, Question
 from textrag.retrieval import Retriever
-from textrag.seakr_text import (
-    build_query,
-    clean_answer,
-    content_words,
-    drop_answer_sentences,
-    find_answer,
-)
+from textrag.seakr_text import build_query, content_words, drop_answer_sentences
 from textrag.seakr_uncertainty import (
     ChatModelSeakrEngine,
     LlamaSeakrEngine,
@@ -73,6 +68,13 @@ if TYPE_CHECKING:
     from kgrag.store import GraphStore
 
 Reasoning = Literal["self-aware", "rationales", "knowledge"]
+
+
+def seakr_answer(text: str) -> str | None:
+    """The answer a SeaKR step or chain of thought states, read as the official reasoner
+    reads it: its first "the answer is" and the first sentence after it (its chains of
+    thought repeat the answer line until the token budget cuts the last one short)."""
+    return find_answer(text, first=True, sentence=True)
 RetrieverSource = Retriever | Callable[[Question], Retriever]
 
 BASE_STOPS = ("\n\n", "\nQuestion:", "\nContext")
@@ -178,7 +180,7 @@ class SeaKR(QAMethod):
             stops = _step_stops(bool(buf.steps))
             prompt = self.prompt(q, buf.steps, [self._doc(p) for p in buf.docs])
             direct = self.engine.generate(prompt, stops, uncertainty=cfg.self_aware_retrieval)
-            answered = find_answer(direct.text) is not None  # official: before the U test
+            answered = seakr_answer(direct.text) is not None  # official: before the U test
             retrieve = not answered and (
                 not direct.text.strip() or not cfg.self_aware_retrieval
                 or (direct.uncertainty is not None and direct.uncertainty > cfg.threshold))
@@ -196,7 +198,7 @@ class SeaKR(QAMethod):
                 if step is None:
                     break
                 self._push(buf, step)
-                if find_answer(step.text) is not None:
+                if seakr_answer(step.text) is not None:
                     break
             else:
                 self._push(buf, direct)
@@ -273,7 +275,7 @@ class SeaKR(QAMethod):
         stops = (*BASE_STOPS, "\n")
         prompt = self.prompt(q, [], context)
         out = self.engine.generate(prompt, stops, uncertainty=need_u)
-        answer = find_answer(out.text)
+        answer = seakr_answer(out.text)
         if answer is not None:
             return FinalAnswer(strategy, answer, out.uncertainty, out.text, forced=False)
         forced = self.engine.generate(prompt + out.text.rstrip() + " So the answer is", stops,

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Literal
 
 from eval.normalize import normalize_answer
 from eval.parsing import parse_question_choice
+from kgrag.answers import clean_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import ChatModel, require
 from kgrag.types import Question
@@ -55,8 +56,8 @@ from textrag.seakr import (
     default_engine,
     exemplar_prefix,
     render_prompt,
+    seakr_answer,
 )
-from textrag.seakr_text import clean_answer, find_answer
 from textrag.seakr_uncertainty import SeakrEngine
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ def calibrate_seakr(model: ChatModel, questions: Sequence[Question], *,
         else:
             line = engine.generate(prompt, line_stops, uncertainty=True)
             u = line.uncertainty
-        answer = find_answer(line.text)
+        answer = seakr_answer(line.text)
         if answer is None:
             forced = engine.generate(prompt + line.text.rstrip() + " So the answer is",
                                      line_stops, uncertainty=False,

@@ -15,8 +15,9 @@ wh-adverbs (when, where, why, how), which spaCy tags ADV and this list drops.
 ...         TokenProb(" in", 0.99), TokenProb(" 508", 0.2)]
 >>> build_query(toks, question="When was Paris founded?", previous_step="")
 'Paris founded'
->>> find_answer("Thus Kurosawa was born first. So the answer is Akira Kurosawa.")
-'Akira Kurosawa'
+
+Final answers are read by `kgrag.answers.find_answer(text, first=True, sentence=True)`: the
+first "the answer is" and its first sentence, as the official reasoner reads them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from kgrag.answers import has_answer
 from textrag.seakr_uncertainty import TokenProb
 
 # Closed-class English words: spaCy tags these DET, PRON, ADP, CCONJ, SCONJ, AUX, PART or
@@ -94,42 +96,7 @@ def build_query(tokens: Sequence[TokenProb], question: str, previous_step: str,
     return " ".join(kept[-max_words:])
 
 
-_MARKER = re.compile(r"the (?:final )?answer is\s*:?\s*", re.IGNORECASE)
-_REVERSED = re.compile(r"(?:^|[.?!]\s*)([^.?!]*?)\s+is the answer\b", re.IGNORECASE)
-# A sentence ends at a full stop after a word of 2+ characters (not an initial such as
-# "F." in "F.W. Murnau") that is followed by a new word in capitals, or by the end.
-_SENTENCE_END = re.compile(r"(?<=\w\w)\.(?=\s+[A-Z(\"']|\s*$)")
-_EDGES = " \t\"'*`“”‘’"
-
-
-def find_answer(text: str) -> str | None:
-    """The answer a step or CoT states ("... the answer is X." or "X is the answer"),
-    kept in its original case; None when there is none or it is empty."""
-    m = _MARKER.search(text)
-    if m:
-        return clean_answer(text[m.end():])
-    rev = _REVERSED.search(text)
-    if rev:
-        return clean_answer(rev.group(1))
-    return None
-
-
-def clean_answer(text: str) -> str | None:
-    """The first line and sentence of `text`, without quotes, markup and a final stop."""
-    line = text.strip().split("\n", 1)[0]
-    end = _SENTENCE_END.search(line)
-    if end:
-        line = line[: end.start()]
-    answer = line.strip(_EDGES).rstrip(".").strip(_EDGES)
-    return answer or None
-
-
-def has_answer_sentence(sentence: str) -> bool:
-    low = sentence.lower()
-    return "the answer is" in low or "is the answer" in low
-
-
 def drop_answer_sentences(step: str) -> str:
     """The step without its sentences that state the answer (official `filter_last_step`)."""
     parts = re.split(r"(?<=[.!?])\s+", step.strip())
-    return " ".join(p for p in parts if p and not has_answer_sentence(p))
+    return " ".join(p for p in parts if p and not has_answer(p))

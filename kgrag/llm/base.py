@@ -34,6 +34,9 @@ class Capabilities:
     logprobs: bool = False  # per-token log-probabilities of the generated text
     parallel_samples: bool = False  # n samples of one prompt in one batched decode
     hidden_states: bool = False  # a named layer's activations (llama.cpp cb_eval)
+    # log-probabilities of chosen next tokens after a prompt (`next_token_logprobs`): how
+    # multiple-choice answers are read (`kgrag.reader`)
+    option_logprobs: bool = False
 
     def missing(self, needed: Capabilities) -> list[str]:
         return [name for name, want in vars(needed).items() if want and not getattr(self, name)]
@@ -80,6 +83,20 @@ class Generation:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class NextTokenScores:
+    """`next_token_logprobs`' answer: per candidate, log P(next token is one of its
+    variants) under the full vocabulary (not renormalised), and what reading it cost."""
+
+    logprobs: dict[str, float]
+    prompt_tokens: int
+    seconds: float = 0.0
+
+    def as_generation(self) -> Generation:
+        """For `UsageMeter.record`: a call that read the prompt and generated nothing."""
+        return Generation("", self.prompt_tokens, 0, "scores", seconds=self.seconds)
+
+
 @dataclass
 class UsageMeter:
     """Running totals of a model's calls (read by methods for `Usage`)."""
@@ -117,6 +134,13 @@ class ChatModel(Protocol):
 
     def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
         """The chosen layer's activation at the last token of prompt + completion."""
+        ...
+
+    def next_token_logprobs(self, messages: Sequence[Message], candidates: Sequence[str],
+                            prefill: str = "") -> NextTokenScores:
+        """log P of each candidate (an option letter, with or without a leading space:
+        `kgrag.llm.letters`) as the first token of the assistant's reply, after `prefill`
+        (text the reply already starts with). One forward pass over the prompt."""
         ...
 
 

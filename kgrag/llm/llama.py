@@ -40,11 +40,13 @@ from kgrag.llm.base import (
     Generation,
     GenerationParams,
     Message,
+    NextTokenScores,
     TokenLogprob,
     UsageMeter,
 )
 from kgrag.llm.batched import Sampled, keep_prefix_cells
-from kgrag.llm.prefix import NO_REUSE, KvPrefix
+from kgrag.llm.letters import letter_variants, logsumexp
+from kgrag.llm.prefix import NO_REUSE, KvPrefix, aligned_end
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ class LlamaCppModel:
     """A GGUF model loaded in this process through llama-cpp-python."""
 
     capabilities = Capabilities(json_schema=True, logprobs=True, parallel_samples=True,
-                                hidden_states=True)
+                                hidden_states=True, option_logprobs=True)
 
     def __init__(
         self,
@@ -245,6 +247,53 @@ class LlamaCppModel:
             log.warning("%s: the chat handler's prompt tokens differ from kgrag's chat "
                         "template tokens; prompt-prefix reuse is off", self.name)
         self._template_checked = True
+
+    # ------------------------------------------------------------------ next-token scores
+    def next_token_logprobs(self, messages: Sequence[Message], candidates: Sequence[str],
+                            prefill: str = "") -> NextTokenScores:
+        """log P(candidate) as the next token after the chat prompt (+ `prefill`), from the
+        logits of one forward pass: the log-sum-exp over the candidate's single-token
+        variants (`letter_variants`), under the full vocabulary's softmax.
+
+        The prompt's whole blocks shared with the previous prompt are reused from the KV
+        cache (`kgrag.llm.prefix`): calls that differ only in their options (rotations)
+        decode only the tail from the first differing block."""
+        ids = {c: self._single_tokens(c) for c in candidates}
+        prompt = self.tokenize_chat(messages) + (self.tokenize(prefill) if prefill else [])
+        if len(prompt) >= self.context_tokens:
+            raise ModelError(f"prompt ({len(prompt)} tokens) exceeds the context of "
+                             f"{self.context_tokens}", hint="shorten the evidence or raise n_ctx")
+        with self._lock:
+            start = time.perf_counter()
+            try:
+                self._decode_blocks(prompt)
+                self.llm.eval(prompt[aligned_end(len(prompt), self.kv.block):])
+                ptr = llama_low.llama_get_logits_ith(self.llm.ctx, -1)
+                logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)
+                                               ).astype(np.float64)
+            except BaseException:
+                self.kv.clear()
+                raise
+            seconds = time.perf_counter() - start
+        top = float(logits.max())
+        log_z = top + float(np.log(np.exp(logits - top).sum()))
+        scores = NextTokenScores(
+            {c: logsumexp(float(logits[t]) - log_z for t in tids) for c, tids in ids.items()},
+            len(prompt), seconds)
+        self.usage.record(scores.as_generation(), purpose="choose")
+        return scores
+
+    def _single_tokens(self, candidate: str) -> list[int]:
+        """The token ids of `candidate`'s variants; each must be one token."""
+        out = []
+        for v in letter_variants(candidate):
+            toks = self.tokenize(v)
+            if len(toks) != 1:
+                raise ModelError(f"{self.name} writes {v!r} as {len(toks)} tokens; option "
+                                 "letters must be single tokens to be read at one position",
+                                 hint="use option labels the tokenizer keeps whole (A, B, …)")
+            out.append(toks[0])
+        return sorted(set(out))
 
     # ------------------------------------------------------------------ n samples, batched
     def sample(

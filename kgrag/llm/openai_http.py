@@ -26,14 +26,18 @@ from kgrag.llm.base import (
     Generation,
     GenerationParams,
     Message,
+    NextTokenScores,
     TokenLogprob,
     UsageMeter,
 )
+from kgrag.llm.letters import from_top_logprobs
+
+TOP_LOGPROBS = 20  # the most alternatives OpenAI's API lists per position
 
 
 class OpenAICompatibleModel:
     capabilities = Capabilities(json_schema=True, logprobs=True, parallel_samples=False,
-                                hidden_states=False)
+                                hidden_states=False, option_logprobs=True)
 
     def __init__(self, base_url: str, *, model: str = "default", api_key: str = "not-needed",
                  timeout_s: float = 300.0, seed: int = 42,
@@ -77,6 +81,29 @@ class OpenAICompatibleModel:
     def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
         raise ModelError("an OpenAI-compatible server does not expose hidden states",
                          hint="use the in-process llama.cpp backend for SeaKR")
+
+    def next_token_logprobs(self, messages: Sequence[Message], candidates: Sequence[str],
+                            prefill: str = "") -> NextTokenScores:
+        """Letter log-probabilities from the `top_logprobs` of the reply's first token (one
+        greedy token, 20 alternatives; `kgrag.llm.letters.from_top_logprobs`). `prefill`
+        is sent as a final assistant message, which llama.cpp's server and vLLM continue.
+        A server that lists none of the candidates raises `ModelError`."""
+        convo = list(messages) + ([Message("assistant", prefill)] if prefill else [])
+        params = GenerationParams(max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS)
+        g = self._request(convo, params, 1, record=False)[0]
+        if not g.logprobs:
+            raise ModelError(f"the model server at {self._client.base_url} returned no "
+                             "logprobs", hint="use a server that supports logprobs and "
+                             "top_logprobs (llama.cpp server, vLLM)")
+        first = g.logprobs[0]
+        logprobs = from_top_logprobs(((first.token, first.logprob),) + first.top, candidates)
+        if all(v == float("-inf") for v in logprobs.values()):
+            raise ModelError(f"none of {', '.join(candidates)} is among the server's top "
+                             f"{TOP_LOGPROBS} first tokens (it began {first.token!r})",
+                             hint="check that the prompt ends where the letter is written")
+        scores = NextTokenScores(logprobs, g.prompt_tokens, g.seconds)
+        self.usage.record(scores.as_generation(), purpose="choose")
+        return scores
 
     def _request(self, messages: Sequence[Message], p: GenerationParams, n: int,
                  record: bool = True) -> list[Generation]:

@@ -11,7 +11,8 @@ What a replay still does, so results and costs read as if each method ran alone:
   counts it under `replayed`;
 - `kgrag.clock` is credited the recorded seconds, so stage and total times include it.
 
-Only `chat` with temperature 0 is replayed. Sampling, hidden states, log-probability
+Only `chat` with temperature 0 and `next_token_logprobs` (one forward pass, no sampling)
+are replayed. Sampling, hidden states, log-probability
 loops and batched streams go to the model as they are.
 
 Why it is not in a run's identity: in the committed runs, 95 of the 100 answer prompts
@@ -42,6 +43,7 @@ from kgrag.llm.base import (
     Generation,
     GenerationParams,
     Message,
+    NextTokenScores,
     UsageMeter,
 )
 
@@ -61,6 +63,7 @@ class ReplayModel:
         self.usage: UsageMeter = inner.usage  # the same meter: one account per model
         self.max_entries = max_entries
         self._replies: OrderedDict[str, Generation] = OrderedDict()
+        self._scores: OrderedDict[str, NextTokenScores] = OrderedDict()
 
     def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
         if params.temperature > 0:
@@ -77,6 +80,24 @@ class ReplayModel:
         self.usage.record(g, replayed=True)
         clock.credit(g.seconds)
         return g
+
+    def next_token_logprobs(self, messages: Sequence[Message], candidates: Sequence[str],
+                            prefill: str = "") -> NextTokenScores:
+        """The letter scores of an identical earlier request (the `llm` row's pass that an
+        evidence gate asks again), else the model's."""
+        key = request_key([*messages, Message("assistant", prefill)],
+                          GenerationParams(stop=tuple(candidates)))
+        s = self._scores.get(key)
+        if s is None:
+            s = self.inner.next_token_logprobs(messages, candidates, prefill)
+            self._scores[key] = s
+            if len(self._scores) > self.max_entries:
+                self._scores.popitem(last=False)
+            return s
+        self._scores.move_to_end(key)
+        self.usage.record(s.as_generation(), purpose="choose", replayed=True)
+        clock.credit(s.seconds)
+        return s
 
     def __getattr__(self, name: str) -> Any:  # sample, hidden_state, tokenize, …
         return getattr(self.inner, name)

@@ -2,7 +2,9 @@
 
 It replays a script of replies in order and raises when the script runs out, so a
 test fails if a method makes an extra LLM call. It also records every prompt. A scripted
-reply is a string, or a whole `Generation` (e.g. with scripted token log-probabilities).
+reply is a string, or a whole `Generation` (e.g. with scripted token log-probabilities);
+a `next_token_logprobs` call takes a `NextTokenScores` (or a plain {letter: log-prob}
+mapping) from the same script.
 
 >>> m = ScriptedModel(["A. forest"])
 >>> m.chat([Message("user", "…")], GenerationParams()).text
@@ -11,11 +13,20 @@ reply is a string, or a whole `Generation` (e.g. with scripted token log-probabi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kgrag.llm.base import Capabilities, Generation, GenerationParams, Message, UsageMeter
+from kgrag.llm.base import (
+    Capabilities,
+    Generation,
+    GenerationParams,
+    Message,
+    NextTokenScores,
+    UsageMeter,
+)
+
+Scripted = str | Generation | NextTokenScores | Mapping[str, float]
 
 
 class ScriptExhausted(AssertionError):
@@ -25,14 +36,15 @@ class ScriptExhausted(AssertionError):
 class ScriptedModel:
     def __init__(
         self,
-        replies: Sequence[str | Generation],
+        replies: Sequence[Scripted],
         *,
         capabilities: Capabilities | None = None,
         hidden: dict[str, np.ndarray] | None = None,
         name: str = "scripted",
     ) -> None:
         self.name = name
-        self.capabilities = capabilities or Capabilities(json_schema=True)
+        self.capabilities = capabilities or Capabilities(json_schema=True,
+                                                         option_logprobs=True)
         self.usage = UsageMeter()
         self._replies = list(replies)
         self._hidden = hidden or {}
@@ -42,11 +54,17 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._replies)
 
-    def _next(self, messages: Sequence[Message]) -> Generation:
+    def _pop(self, messages: Sequence[Message]) -> Scripted:
         self.prompts.append(list(messages))
         if not self._replies:
             raise ScriptExhausted(f"unscripted call #{len(self.prompts)}: {messages[-1].content!r}")
-        reply = self._replies.pop(0)
+        return self._replies.pop(0)
+
+    def _next(self, messages: Sequence[Message]) -> Generation:
+        reply = self._pop(messages)
+        if isinstance(reply, NextTokenScores | Mapping):
+            raise AssertionError(f"call #{len(self.prompts)} asked for a reply; the script "
+                                 "has next-token scores there")
         if isinstance(reply, Generation):
             return reply
         text = reply
@@ -69,6 +87,21 @@ class ScriptedModel:
         gens = [self._next(messages) for _ in range(n)]
         self.usage.record(gens[0])
         return gens
+
+    def next_token_logprobs(self, messages: Sequence[Message], candidates: Sequence[str],
+                            prefill: str = "") -> NextTokenScores:
+        reply = self._pop(messages)
+        if isinstance(reply, Mapping):
+            reply = NextTokenScores(dict(reply), sum(len(m.content.split()) for m in messages))
+        if not isinstance(reply, NextTokenScores):
+            raise AssertionError(f"call #{len(self.prompts)} asked for next-token scores; "
+                                 f"the script has a reply there: {reply!r}")
+        missing = set(candidates) - set(reply.logprobs)
+        if missing:
+            raise AssertionError(f"scripted scores lack {sorted(missing)}")
+        self.usage.record(reply.as_generation(), purpose="choose")
+        return NextTokenScores({c: reply.logprobs[c] for c in candidates},
+                               reply.prompt_tokens, reply.seconds)
 
     def hidden_state(self, messages: Sequence[Message], completion: str, layer: int) -> np.ndarray:
         if completion not in self._hidden:

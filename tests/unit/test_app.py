@@ -147,7 +147,7 @@ def test_a_typed_question_is_answered_once(tmp_path: Path, use) -> None:
 
 
 def test_a_dataset_question_shows_its_verdict_and_then_the_gold(tmp_path: Path, use) -> None:
-    use(make_platform(tmp_path, ["The answer is B."]))
+    use(make_platform(tmp_path, [{"A": -3.0, "B": -0.1, "C": -4.0, "D": -4.0, "E": -4.0}]))
     at = page("ask")
     at.radio(key="ask_source").set_value("Dataset question").run()
     at.selectbox(key="ask_dataset").set_value("csqa").run()

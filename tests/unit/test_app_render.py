@@ -25,7 +25,7 @@ from app.asking import (
 )
 from eval.runner import RunConfig, RunLine
 from kgrag.config import Settings
-from kgrag.llm.scripted import ScriptedModel
+from kgrag.llm.scripted import Scripted, ScriptedModel
 from kgrag.platform import Platform
 from kgrag.types import Choice, Prediction, Question, TraceStep, Usage
 from metakg.trace import RefinementView
@@ -318,14 +318,15 @@ def test_gate_refuses_a_second_holder_and_reports_who_waits() -> None:
     assert not gate.busy()
 
 
-def scripted_platform(tmp_path: Path, replies: list[str]) -> Platform:
+def scripted_platform(tmp_path: Path, replies: list[Scripted]) -> Platform:
     p = Platform(Settings(home=tmp_path / "home", data_dir=tmp_path / "data"))
     p.__dict__["chat_model"] = ScriptedModel(replies)
     return p
 
 
 def test_answer_job_runs_each_method_scores_it_and_frees_the_gate(tmp_path: Path) -> None:
-    p = scripted_platform(tmp_path, ["The answer is B.", "Let me think. So the answer is: A."])
+    p = scripted_platform(tmp_path, [{"A": -3.0, "B": -0.1}, "Let me think. So the answer is: A.",
+                                     {"A": -0.1, "B": -3.0}])
     gate = ModelGate()
     q = Question(id="q", text="Where is milk kept?", kind="multiple_choice",
                  choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")],

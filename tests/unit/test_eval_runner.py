@@ -549,9 +549,10 @@ def test_the_runner_rule_cuts_only_answer_first_prompts() -> None:
     q = Question(id="q", text="Where?", kind="multiple_choice",
                  choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")])
     reply = "B. fridge\nExplanation: it is cold.\nSo the answer is: A"
-    cot = ChainOfThought(ScriptedModel([reply]))
+    cot = ChainOfThought(ScriptedModel([reply, {"A": -0.1, "B": -3.0}]))
     cot.settled = settled_rule
-    assert cot.answer(q).answer == reply  # reasoning first: read whole, never cut
-    llm = LLMOnly(ScriptedModel([reply]))
+    # reasoning first: read whole, never cut; its final letter read after "the answer is:"
+    assert cot.answer(q).answer == "B. fridge\nExplanation: it is cold.\nSo the answer is: A. oven"
+    llm = GeneratingLLM(ScriptedModel([reply]))
     llm.settled = settled_rule
     assert llm.answer(q).answer == "B. fridge\nExplanation:"

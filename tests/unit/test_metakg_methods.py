@@ -16,7 +16,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from eval.parsing import settled_rule
 from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Choice, Prediction, Question
@@ -192,16 +191,16 @@ def test_a_question_matching_no_entity_is_answered_without_kg_evidence() -> None
 def test_kg_no_evidence_asks_the_answer_prompt_alone() -> None:
     q = Question(id="q2", text=QTEXT, choices=[Choice(label="A", text="forest"),
                                                Choice(label="B", text="sea")])
-    model = ScriptedModel(["A. forest"])  # one call: no concepts are asked for
+    model = ScriptedModel([{"A": -0.2, "B": -2.0}])  # one pass: no concepts are asked for
     b = backend()
     b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
     pred = KGNoEvidence(model, b, "woods").answer(q)
     assert pred.answer == "A. forest" and pred.setting == "kg-none" and pred.evidence == []
     (prompt,) = model.prompts
-    assert NO_EVIDENCE in prompt[-1].content and "A. forest\nB. sea" in prompt[-1].content
-    assert "Start your reply with the letter" in prompt[-1].content  # Table 7's prompt
+    assert NO_EVIDENCE in prompt[-1].content
+    assert prompt[-1].content.endswith("Options:\nA. forest\nB. sea\nAnswer:")  # options last
     assert only(pred, "match")["starts"] == [] and steps(pred, "refine") == []
-    assert pred.usage.llm_calls == 1
+    assert only(pred, "choose")["label"] == "A" and pred.usage.llm_calls == 1
 
 
 def test_multiple_choice_prompts_carry_the_options() -> None:
@@ -209,27 +208,28 @@ def test_multiple_choice_prompts_carry_the_options() -> None:
                                                Choice(label="B", text="sea")])
     b = backend()
     b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
-    model = ScriptedModel([CONCEPTS_FOX, "A"])
+    model = ScriptedModel([CONCEPTS_FOX, {"A": -3.0, "B": -0.1}])
     pred = MetaKGRAG(model, b, "woods").answer(q)
     assert "Options:\nA. forest\nB. sea" in model.prompts[0][-1].content
     assert "A. forest\nB. sea" in model.prompts[-1][-1].content
-    assert pred.answer == "A"  # returned verbatim: option parsing lives in eval/
+    assert pred.answer == "B. sea"
+    choose = only(pred, "choose")
+    assert choose["label"] == "B" and choose["prompt"] == "answer_choose"
+    assert sum(choose["letters"].values()) == pytest.approx(1.0, abs=1e-3)
 
 
-def test_a_settled_rule_stops_the_answer_at_its_option_and_the_trace_says_so() -> None:
+def test_the_explanation_is_generated_after_the_choice_when_asked() -> None:
     q = Question(id="q2", text=QTEXT, choices=[Choice(label="A", text="forest"),
                                                Choice(label="B", text="sea")])
     b = backend()
     b.embedder.vectors[QTEXT + " forest sea"] = b.embedder.vectors[QTEXT]
-    reply = "A. forest\n\nExplanation: foxes den in woods, not at sea.\nB. sea - no."
-    method = MetaKGRAG(ScriptedModel([CONCEPTS_FOX, reply]), b, "woods")
-    method.settled = settled_rule
+    model = ScriptedModel([CONCEPTS_FOX, {"A": -0.1, "B": -3.0}, "Foxes den in woods."])
+    method = MetaKGRAG(model, b, "woods")
+    method.reader = method.reader.model_copy(update={"explain": True})
     pred = method.answer(q)
-    assert pred.answer == "A. forest\n\nExplanation:"  # cut once "Explanation" is whole
-    assert only(pred, "generate")["stopped"] == "option read"
-    method = MetaKGRAG(ScriptedModel([CONCEPTS_FOX, reply]), b, "woods")  # settled None
-    pred = method.answer(q)
-    assert pred.answer == reply and "stopped" not in only(pred, "generate")
+    assert pred.answer == "A. forest\nFoxes den in woods."
+    assert "The chosen answer is A. forest" in model.prompts[-1][-1].content
+    assert [s.stage for s in pred.trace][-2:] == ["choose", "explain"]
 
 
 # --- domains ---------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import pytest
 from eval.metrics import (
     bootstrap_ci,
     exact_match,
-    extract_answer,
     f1_score,
     geval_score,
     mcnemar,
@@ -382,13 +381,3 @@ def test_parse_question_choice_uses_the_question_options() -> None:
     assert parse_question_choice("C", q) is None
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Paris is in France.\nSo the answer is: Paris.", "Paris"),
-    ("Answer: **Greenwich Village, New York City**", "Greenwich Village, New York City"),
-    ("So the answer is Sonnac", "Sonnac"),
-    ('The answer is:\n\n  "1972"\nmore text', "1972"),
-    ("He answered no. Then: so the answer is: yes", "yes"),
-    ("  Sonnac \n", "Sonnac"),  # no marker: the whole reply
-])
-def test_extract_answer(text: str, expected: str) -> None:
-    assert extract_answer(text) == expected

@@ -26,25 +26,32 @@ def test_template_sections_and_fields(tmp_path: Path) -> None:
 
 
 def test_llm_only_counts_usage_and_traces() -> None:
-    model = ScriptedModel(["B. Fridges keep food cold."])
+    model = ScriptedModel([{"A": -2.5, "B": -0.3}])
     pred = LLMOnly(model).answer(MCQ)
-    assert pred.answer == "B. Fridges keep food cold."
-    assert pred.usage.llm_calls == 1
-    assert pred.trace[0].stage == "generate"
-    assert "A. oven\nB. fridge" in model.prompts[0][-1].content
+    assert pred.answer == "B. fridge"
+    assert pred.usage.llm_calls == 1 and pred.usage.completion_tokens == 0
+    assert pred.trace[0].stage == "choose" and pred.trace[0].data["prompt"] == "llm_choose"
+    assert model.prompts[0][-1].content.endswith("A. oven\nB. fridge\nAnswer:")
     assert pred.error is None
 
 
+def test_llm_only_refuses_multiple_choice_on_a_backend_without_letter_scores() -> None:
+    pred_model = ScriptedModel([], capabilities=Capabilities(json_schema=True))
+    with pytest.raises(ModelError, match="needs option_logprobs"):
+        LLMOnly(pred_model).answer(MCQ)
+
+
 def test_cot_uses_its_own_prompt_and_a_longer_budget_for_options() -> None:
-    model = ScriptedModel(["Fridges are cold. So the answer is: B",
+    model = ScriptedModel(["Fridges are cold. So the answer is: B", {"A": -4.0, "B": -0.1},
                            "It is Paris. So the answer is: Paris"])
     mcq = ChainOfThought(model).answer(MCQ)
     assert "step by step" in model.prompts[0][-1].content
+    assert mcq.answer == "Fridges are cold. So the answer is: B. fridge"
     open_q = Question(id="q2", text="Capital of France?", answers=["Paris"])
     short = ChainOfThought(model).answer(open_q)
     # reasoning about every option of a long (law) question needs more than 384 tokens
     assert [p.trace[0].data["max_tokens"] for p in (mcq, short)] == [768, 384]
-    assert LLMOnly(ScriptedModel(["B"])).answer(MCQ).trace[0].data["max_tokens"] == 96
+    assert LLMOnly(ScriptedModel(["Paris."])).answer(open_q).trace[0].data["max_tokens"] == 96
 
 
 def test_a_failing_question_is_recorded_not_fatal() -> None:

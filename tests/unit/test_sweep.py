@@ -16,6 +16,7 @@ from kgrag.errors import KgragError
 from kgrag.llm.scripted import ScriptedModel
 from metakg.config import MetaKGConfig
 from tests.conftest import FixedGraphStore, write_questions
+from tests.unit.test_eval_runner import GeneratingLLM
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"stem": f"Question {i}?",
@@ -37,7 +38,7 @@ class SweepPlatform:
     def method(self, name: str, domain: str | None) -> LLMOnly:
         tau = self.settings.metakg.tau_coverage
         self.built.append(tau)
-        m = LLMOnly(ScriptedModel(self.scripts.pop(tau, [])))
+        m = GeneratingLLM(ScriptedModel(self.scripts.pop(tau, [])))
         m.name = name  # type: ignore[misc]
         return m
 

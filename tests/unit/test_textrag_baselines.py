@@ -31,7 +31,7 @@ from textrag.baselines import (
     RAGConfig,
     first_sentence_tokens,
 )
-from textrag.reasoning import extract_answer, first_sentence
+from textrag.reasoning import first_sentence
 from textrag.retrieval import Retrieved
 from textrag.retrievers import GoldContextRetriever, shared
 
@@ -108,19 +108,6 @@ def sure(text: str, p: float = 0.95) -> Tokens:
 
 
 # ---------------------------------------------------------------------- helpers
-@pytest.mark.parametrize(("text", "answer"), [
-    ("Babbage was born in London. So the answer is: London.", "London"),
-    ("so the answer is **St. Louis**", "St. Louis"),
-    ("The answer is:\n\nGreenwich Village, New York City.", "Greenwich Village, New York City"),
-    ("So the answer is: London.<|im_end|>", "London"),
-    ("No marker here.", None),
-    ("So the answer is:", None),
-])
-def test_extract_answer_keeps_the_line_without_normalising(text: str, answer: str | None
-                                                           ) -> None:
-    assert extract_answer(text) == answer
-
-
 def test_first_sentence_respects_abbreviations_and_answer_lines() -> None:
     assert first_sentence("Thought: He moved to St. Louis in 1990. Then he left.") == \
         "He moved to St. Louis in 1990."

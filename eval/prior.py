@@ -1,0 +1,117 @@
+"""PriDe's position prior (Zheng et al., ICLR 2024), estimated from calibration files only.
+
+For a calibration question, the model reads the letter distribution under every cyclic
+rotation of the options. Averaging log P(letter i) over the rotations cancels what the
+options say (each option visits every letter once) and leaves the model's preference for
+the letter position itself; its softmax is the question's prior, and the prior is the
+mean over the calibration questions. `read_choice` divides it out at one pass per
+question (`ReaderConfig(bias="prior")`).
+
+The questions come from a knowledge-source or validation file of the dataset's kind,
+never from an evaluation file (`CALIBRATION`, `check_calibration_file`): the prior must
+not learn the evaluated questions' answer positions.
+
+    kgrag reader prior --dataset csqa --n 120
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from eval.datasets import DATASETS, read_questions
+from kgrag.baselines import closed_book_render
+from kgrag.errors import DataError
+from kgrag.llm.base import ChatModel
+from kgrag.reader import PositionPrior, letter_pass, rotated_block
+from kgrag.types import Choice, Question
+
+# dataset -> its calibration file under the data folder (a training, knowledge-source or
+# validation split with the same number of options)
+CALIBRATION: dict[str, str] = {
+    "csqa": "commonsense/csqa_train.jsonl",
+    "medqa": "medical/medmcqa_dev.jsonl",  # MedMCQA, 4 options like MedQA-US
+    "mmlu-law": "legal/mmlu_professional_law_val.jsonl",
+}
+
+
+def evaluation_files() -> set[str]:
+    """The data-folder paths of the built-in evaluation sets (never calibration)."""
+    return {s.path for name, s in DATASETS.items() if not name.endswith("-val")}
+
+
+def check_calibration_file(relative: str) -> None:
+    """Refuse an evaluation file (any dev300 or test split, or a built-in evaluation
+    set's file) as a calibration source."""
+    name = Path(relative).name
+    if (relative in evaluation_files() or "dev300" in name or "test" in name
+            or relative not in CALIBRATION.values()):
+        raise DataError(f"{relative} may not be used to estimate a position prior",
+                        hint="use a knowledge-source or validation file: "
+                        + ", ".join(sorted(CALIBRATION.values())))
+
+
+def calibration_questions(dataset: str, data_dir: Path, n: int) -> tuple[str, list[Question]]:
+    """The first `n` questions of `dataset`'s calibration file, and that file's path."""
+    if dataset not in CALIBRATION:
+        raise DataError(f"no calibration file is known for {dataset!r}",
+                        hint=f"one of: {', '.join(sorted(CALIBRATION))}")
+    relative = CALIBRATION[dataset]
+    check_calibration_file(relative)
+    path = data_dir / relative
+    if not path.is_file():
+        raise DataError(f"calibration file {path} is missing", hint="check data_dir")
+    if path.name.startswith("medmcqa"):
+        return relative, _medmcqa(path, n)
+    return relative, read_questions(path, limit=n).questions
+
+
+def _medmcqa(path: Path, n: int) -> list[Question]:
+    """MedMCQA lines (opa…opd, cop) as questions; the answer is not needed here."""
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            texts = [r.get(k) or "" for k in ("opa", "opb", "opc", "opd")]
+            if not r.get("question") or not all(texts):
+                continue
+            out.append(Question(id=str(r.get("id", len(out))), text=r["question"],
+                                dataset="medmcqa", kind="multiple_choice",
+                                choices=[Choice(label=lb, text=t) for lb, t in
+                                         zip("ABCD", texts, strict=True)]))
+            if len(out) >= n:
+                break
+    return out
+
+
+def question_prior(passes: Sequence[dict[str, float]], labels: Sequence[str]
+                   ) -> list[float]:
+    """softmax over letters of the mean over rotations of log P(letter)."""
+    logs = [sum(math.log(max(p[lb], 1e-12)) for p in passes) / len(passes) for lb in labels]
+    top = max(logs)
+    exp = [math.exp(v - top) for v in logs]
+    return [e / sum(exp) for e in exp]
+
+
+def estimate_prior(model: ChatModel, dataset: str, data_dir: Path, n: int,
+                   progress: bool = True) -> PositionPrior:
+    """The position prior of `model` on `dataset`, from `n` calibration questions × every
+    rotation of their options, under the `llm` row's prompt."""
+    source, questions = calibration_questions(dataset, data_dir, n)
+    labels = [c.label for c in questions[0].choices]
+    priors = []
+    for q in tqdm(questions, desc=f"prior {dataset}", disable=not progress):
+        if [c.label for c in q.choices] != labels:
+            continue
+        render = closed_book_render(q)
+        passes = [letter_pass(model, render(rotated_block(q, r)), labels)[0]
+                  for r in range(len(labels))]
+        priors.append(question_prior(passes, labels))
+    if not priors:
+        raise DataError(f"no calibration question of {source} has options {labels}")
+    mean = [sum(p[i] for p in priors) / len(priors) for i in range(len(labels))]
+    return PositionPrior(model.name, dataset, source, tuple(labels), tuple(mean), len(priors))
