@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from eval.agreement import agreement_lines
 from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
 from eval.geval import DIMENSIONS
 from eval.html import markdown_to_html
@@ -178,6 +179,7 @@ def markdown(metrics: RunMetrics) -> str:
     if not methods:
         return "\n".join(lines + ["(no predictions yet)", ""])
     lines += _table(methods) + _metric_notes(metrics) + _options_section(methods)
+    lines += agreement_lines(metrics.agreement, metrics.geval.judge if metrics.geval else "?")
     if metrics.pairs:
         lines += ["", "### Paired tests (same questions)", "",
                   "| A | B | metric | shared questions | statistic | p |",

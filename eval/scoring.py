@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, Field
 
+from eval.agreement import Agreement, judge_agreement
 from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
@@ -155,6 +156,7 @@ def _interval(values: list[float]) -> Interval:
     ci = bootstrap_ci(values)
     return Interval(mean=ci.mean, low=ci.low, high=ci.high)
 
+    agreement: list[Agreement] = Field(default_factory=list)  # judge vs ROUGE-L/BERTScore
 
 def answered_first(line: RunLine) -> bool:
     """Whether the prediction's reply came from an answer-first prompt (the prompt its
@@ -363,11 +365,16 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
                 tests.append(PairTest(a=a, b=b, metric=f"{metric} (McNemar exact)",
                                       statistic=float(r.b - r.c), p_value=r.p_exact,
                                       n=len(shared)))
-        if "f1" in scores[a] and "f1" in scores[b]:
-            r2 = paired_bootstrap([scores[a]["f1"][i] for i in ia],
-                                  [scores[b]["f1"][i] for i in ib])
-            tests.append(PairTest(a=a, b=b, metric="f1 (paired bootstrap)",
-                                  statistic=r2.diff, p_value=r2.p_value, n=len(shared)))
+        for metric in PAIRED_MEANS:  # open-ended rows: ROUGE-L, BERTScore, G-Eval
+            if metric in scores[a] and metric in scores[b]:
+                both = [(x, y) for i, j in zip(ia, ib, strict=True)
+                        if not (np.isnan(x := scores[a][metric][i])
+                                or np.isnan(y := scores[b][metric][j]))]
+                if len(both) < 2:
+                    continue
+                r2 = paired_bootstrap([x for x, _ in both], [y for _, y in both])
+                tests.append(PairTest(a=a, b=b, metric=f"{metric} (paired bootstrap)",
+                                      statistic=r2.diff, p_value=r2.p_value, n=len(both)))
     return tests
 
 
@@ -402,6 +409,11 @@ def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: 
             left_out.append(name)
             continue
         methods[name], scores[name] = score_method(name, group)
+# Per-question means compared by a paired bootstrap; "geval" is the mean of an answer's
+# G-Eval dimensions (NaN where the judge gave none: that question is left out of the pair).
+PAIRED_MEANS = ("f1", "rouge_l", "bertscore_f1", "geval")
+
+
         qids[name] = [ln.question.id for ln in group]
     kept = [m for m in order if m in methods]
     return SameQuestions(k=k, question_ids=ids, methods=methods,
@@ -430,8 +442,9 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
         if bertscore and methods[name].rouge_l is not None:
             from eval.bertscore import bertscore_f1
 
-            methods[name].bertscore_f1 = _interval(bertscore_f1(
-                [ln.prediction.answer for ln in group], [ln.question.answers for ln in group]))
+            scores[name]["bertscore_f1"] = bertscore_f1(
+                [ln.prediction.answer for ln in group], [ln.question.answers for ln in group])
+            methods[name].bertscore_f1 = _interval(scores[name]["bertscore_f1"])
         if judge is not None:
             methods[name].geval, records = _geval(judge, run, name, group, progress)
             judged += records
@@ -466,9 +479,12 @@ def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], prog
 
 def run_notes(config: RunConfig) -> list[str]:
     """What a reader must know about how a run was written (mixed configurations or code
+            scores[name]["geval"] = _geval_means(records, qids[name])
     versions, dataset lines skipped)."""
     notes = []
     if config.forced_mix:
+    if judge is not None:
+        metrics.agreement = _agreement(judged, scores, qids)
         notes.append(f"run mixes configurations: {config.forced_mix}")
     if len(config.code_versions) > 1:
         notes.append(f"predictions were written by {len(config.code_versions)} code versions "
@@ -481,6 +497,27 @@ def run_notes(config: RunConfig) -> list[str]:
         shown = "; ".join(config.dataset_problems[:5])
         more = len(config.dataset_problems) - 5
         notes.append(f"{len(config.dataset_problems)} dataset lines skipped: {shown}"
+def _geval_means(records: list[GevalRecord], qids: list[str]) -> list[float]:
+    """Each question's mean G-Eval over its scored dimensions (NaN: none scored)."""
+    by_q: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r.score is not None:
+            by_q[r.question_id].append(r.score)
+    return [float(np.mean(by_q[q])) if by_q.get(q) else float("nan") for q in qids]
+
+
+def _agreement(judged: list[GevalRecord], scores: dict[str, dict[str, list]],
+               qids: dict[str, list[str]]) -> list[Agreement]:
+    """The judge's Spearman agreement with ROUGE-L and BERTScore (`eval.agreement`)."""
+    dims: dict[tuple[str, str], dict[str, float | None]] = defaultdict(dict)
+    for r in judged:
+        dims[(r.method, r.question_id)][r.dimension] = r.score
+    metrics = {label: {(m, q): v for m in scores if key in scores[m]
+                       for q, v in zip(qids[m], scores[m][key], strict=True)}
+               for label, key in (("ROUGE-L", "rouge_l"), ("BERTScore F1", "bertscore_f1"))}
+    return judge_agreement(dims, {k: v for k, v in metrics.items() if v})
+
+
                      + (f" (and {more} more)" if more > 0 else ""))
     return notes
 

@@ -27,6 +27,8 @@ class LLMOnly(QAMethod):
     name: ClassVar[str] = "llm"
     prompts: ClassVar[tuple[str, str]] = ("llm_mcq", "llm_open")
     max_tokens: ClassVar[tuple[int, int]] = (96, 96)  # multiple choice, other questions
+    # Open-ended (MedQuAD) answers are paragraphs: 96 tokens cut most of them mid-sentence.
+    open_ended_tokens: ClassVar[int] = 256
     reads_letters: ClassVar[bool] = True  # multiple choice: the letter read, no reply
 
     def _answer(self, question: Question, trace: Trace) -> Answer:
@@ -37,7 +39,8 @@ class LLMOnly(QAMethod):
         template = self._template(question)
         messages = template.render(question=question.text, choices=question.choices_block())
         mcq = question.is_multiple_choice
-        budget = self.max_tokens[0 if mcq else 1]
+        budget = (self.open_ended_tokens if question.kind == "open_ended"
+                  else self.max_tokens[0 if mcq else 1])
         until = self._until(question, template.name)
         reply = self.model.chat(messages, GenerationParams(max_tokens=budget, until=until))
         trace.add("generate", reply.text.strip(), prompt=template.name,
@@ -60,6 +63,7 @@ class ChainOfThought(LLMOnly):
     # tokens cut 6 of the first 16 replies off before "So the answer is" (Fails), so 768.
     # CommonsenseQA's replies never reached 384, so its answers are the same either way.
     max_tokens: ClassVar[tuple[int, int]] = (768, 384)
+    open_ended_tokens: ClassVar[int] = 384  # reasoning, then the answer
 
     def _answer(self, question: Question, trace: Trace) -> Answer:
         answer = super()._answer(question, trace)

@@ -63,6 +63,11 @@ class TextMethod(QAMethod):
 class RAGConfig:
     k: int = 3  # passages, as SeaKR/DRAGIN/FLARE's BM25 top-3 (methods.md §9)
     max_tokens: int = 384  # as the `cot` baseline, so rag - cot isolates retrieval
+    # Open-ended questions (MedQuAD): the reply is the answer (`rag_open`), as long as
+    # the `llm` row's; a MedQuAD answer passage is cut to its first words so three fit in
+    # the prompt (they run to 1,000+ words; half are under 150).
+    open_max_tokens: int = 256
+    open_passage_words: int = 250
 
 
 class RAG(TextMethod):
@@ -79,11 +84,28 @@ class RAG(TextMethod):
         retriever = self.retriever_for(question)
         log = RetrievalLog()
         passages = [h.passage for h in log.search(retriever, question.text, self.config.k, trace)]
+        if question.kind == "open_ended":
+            return self._answer_open(question, passages, log, retriever.setting, trace)
         messages = package_prompt(__file__, "rag").render(
             passages=format_passages(passages) or "(no passage found)", question=question.text)
         reply = self.model.chat(messages, GenerationParams(max_tokens=self.config.max_tokens))
         trace.add("generate", reply.text.strip(), completion_tokens=reply.completion_tokens)
         return self._finish(question, reply.text, log, retriever.setting, trace, passages)
+
+    def _answer_open(self, question: Question, passages: list[Passage], log: RetrievalLog,
+                     setting: str, trace: Trace) -> Answer:
+        """An open-ended answer: the whole reply, read against the passages (no "So the
+        answer is" line to extract)."""
+        words = self.config.open_passage_words
+        cut = [p.model_copy(update={"text": " ".join(p.text.split()[:words])})
+               for p in passages]
+        messages = package_prompt(__file__, "rag_open").render(
+            passages=format_passages(cut) or "(no passage found)", question=question.text)
+        reply = self.model.chat(messages, GenerationParams(max_tokens=self.config.open_max_tokens))
+        text = reply.text.strip()
+        trace.add("generate", text, prompt="rag_open", completion_tokens=reply.completion_tokens,
+                  finish_reason=reply.finish_reason)
+        return Answer(text=text, evidence=log.evidence, retrievals=log.calls, setting=setting)
 
 
 # ---------------------------------------------------------------------- IRCoT

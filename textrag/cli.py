@@ -1,7 +1,7 @@
 """`kgrag corpus …`: load, inspect and benchmark the passage corpus of the text methods.
 
-    kgrag corpus load [--file F] [--limit N] [--batch-size B]
-    kgrag corpus stats
+    kgrag corpus load [--domain medical] [--file F] [--limit N] [--batch-size B]
+    kgrag corpus stats [--domain medical]
     kgrag corpus bench [--queries 100] [--load-sample 1000]
     kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
 
@@ -10,6 +10,7 @@ The root CLI adds these groups with `register(app)`.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +18,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from textrag.corpora import CorpusSpec
     from textrag.seakr_calibrate import SeakrCalibration
 
 corpus_app = typer.Typer(no_args_is_help=True,
@@ -32,11 +34,18 @@ def register(app: typer.Typer) -> None:
     app.add_typer(calibrate_app, name="calibrate")
 
 
+DomainOption = Annotated[str | None, typer.Option(
+    help="The domain whose passage corpus to use: medical (MedQuAD answers, label "
+    "MedicalPassage); any other domain, or none, is the Wikipedia corpus.")]
+
+
 @corpus_app.command("load")
 def corpus_load(
+    domain: DomainOption = None,
     file: Annotated[Path | None, typer.Option(
-        "--file", help="JSONL(.gz) of {id, title, text}; default: the shared Wikipedia "
-        "corpus (wikipedia/wiki_passages.jsonl.gz under KGRAG_DATA_DIR).")] = None,
+        "--file", help="JSONL(.gz) of the corpus's records; default: its shared file under "
+        "KGRAG_DATA_DIR (wikipedia/wiki_passages.jsonl.gz, medical/medquad_corpus.jsonl.gz).")
+                    ] = None,
     limit: Annotated[int | None, typer.Option(min=0, help="Load only the first N passages.")
                      ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Passages per embedding batch and "
@@ -44,26 +53,49 @@ def corpus_load(
 ) -> None:
     """Load passages with MiniLM embeddings (idempotent: stored passages are skipped)."""
     from kgrag.platform import Platform
-    from textrag.corpus import default_corpus_path, load_corpus
+    from textrag.corpora import corpus_for_domain, corpus_path
+    from textrag.corpus import load_corpus
 
     p = Platform()
-    path = file or default_corpus_path(p.settings)
+    spec = corpus_for_domain(domain)
+    path = file or corpus_path(spec, p.settings.data_dir)
+    exclude = _overlaps(spec, path, p.settings.data_dir)
     p.store.apply_schema()
-    report = load_corpus(p.store, p.embedder, path, limit=limit, batch_size=batch_size)
-    console.print(str(report))
+    report = load_corpus(p.store, p.embedder, path, limit=limit, batch_size=batch_size,
+                         corpus=spec, exclude=exclude)
+    console.print(f"{spec.name} corpus (label {spec.label}): {report}")
     for problem in report.problems[:20]:
         console.print(f"  [yellow]line {problem.line}:[/] {problem.message}")
     if report.broken > 20:
         console.print(f"  … and {report.broken - 20} more broken lines (see the log)")
 
 
-@corpus_app.command("stats")
-def corpus_stats() -> None:
-    """How many passages are stored, and how many have their vector."""
-    from kgrag.platform import Platform
+def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
+    """The ids of `spec`'s records that repeat one of its evaluation questions (printed
+    by reason); empty for a corpus without evaluation sets to protect."""
+    if not spec.exclude_overlap_with:
+        return frozenset()
+    from textrag.corpora import evaluation_records, overlapping_records, read_records
 
-    row = Platform().store.read("textrag/count_passages")[0]
-    console.print(f"{row['passages']:,} passages, {row['embedded']:,} embedded")
+    found = overlapping_records(read_records(path), evaluation_records(spec, data_dir))
+    reasons = Counter(o.reason for o in found)
+    console.print(f"left out of the {spec.name} corpus: {len(found)} records that repeat a "
+                  f"{'/'.join(spec.exclude_overlap_with)} evaluation question (by qid "
+                  f"{reasons['qid']}, same question {reasons['question']}, same answer "
+                  f"{reasons['answer']}; {len({o.question_id for o in found})} questions)")
+    return frozenset(o.corpus_id for o in found)
+
+
+@corpus_app.command("stats")
+def corpus_stats(domain: DomainOption = None) -> None:
+    """How many passages a corpus holds, and how many have their vector."""
+    from kgrag.platform import Platform
+    from textrag.corpora import corpus_for_domain
+
+    spec = corpus_for_domain(domain)
+    row = Platform().store.read(spec.statement("count_passages"))[0]
+    console.print(f"{spec.name} corpus (label {spec.label}): {row['passages']:,} passages, "
+                  f"{row['embedded']:,} embedded")
 
 
 @corpus_app.command("bench")
@@ -96,6 +128,7 @@ def corpus_recall(
     from eval.datasets import load_dataset
     from kgrag.errors import KgragError
     from kgrag.platform import Platform
+    from textrag.corpora import WIKIPEDIA
     from textrag.recall import measure_recall, recall_table
     from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 
@@ -106,7 +139,7 @@ def corpus_recall(
     if not ks or min(ks) < 1:
         raise KgragError(f"--k takes cut-offs of at least 1, got {k!r}", hint="e.g. --k 1,3,5")
     p = Platform()
-    row = p.store.read("textrag/count_passages")[0]
+    row = p.store.read(WIKIPEDIA.statement("count_passages"))[0]
     if not row["passages"]:
         raise KgragError("the passage corpus is not loaded", hint="run `kgrag corpus load`")
     bm25, dense = BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)

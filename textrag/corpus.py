@@ -4,6 +4,9 @@ The default corpus is the shared Wikipedia file (`wikipedia/wiki_passages.jsonl.
 15,360 paragraphs); any JSONL (optionally gzipped) with the same fields works. Passages
 become `(:Passage {id, title, text, embedding})` nodes, written in batches of
 `UNWIND $rows` with `MERGE` on the id, the vector stored as a float32 vector property.
+Another corpus (`textrag.corpora`, e.g. the MedQuAD answers of the medical domain) is
+written under its own label, with its own indexes, and can leave out records that
+repeat an evaluation question (`exclude`).
 
 Loading is idempotent: passages already stored with the same title and text and a
 vector are skipped before any embedding work, so a reload writes nothing. A broken line
@@ -31,6 +34,7 @@ from tqdm import tqdm
 
 from kgrag.errors import KgragError
 from kgrag.types import Passage
+from textrag.corpora import DEFAULT, CorpusSpec, medquad_passage
 
 if TYPE_CHECKING:
     from kgrag.config import Settings
@@ -68,6 +72,7 @@ class LoadReport:
     nodes_created: int = 0  # of those, new nodes (Neo4j's write counters)
     skipped_existing: int = 0  # already stored, unchanged and embedded
     broken: int = 0  # lines skipped
+    excluded: int = 0  # valid records left out on purpose (they repeat an eval question)
     problems: list[LineProblem] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -81,7 +86,9 @@ class LoadReport:
         rate = self.written / self.seconds if self.seconds else 0.0
         return (f"{self.path.name}: read {self.read:,} passages; wrote {self.written:,} "
                 f"({rate:,.0f}/s), skipped {self.skipped_existing:,} already embedded, "
-                f"{self.broken:,} broken lines; {self.seconds:.1f} s")
+                f"{self.broken:,} broken lines" + (f", left out {self.excluded:,} that "
+                f"repeat an evaluation question" if self.excluded else "")
+                + f"; {self.seconds:.1f} s")
 
 
 def _open(path: Path) -> IO[str]:
@@ -95,8 +102,10 @@ def count_lines(path: Path) -> int:
         return sum(1 for _ in f)
 
 
-def read_passages(path: Path, report: LoadReport) -> Iterator[tuple[int, Passage]]:
-    """(line number, passage) for each valid line; problems go into `report`."""
+def read_passages(path: Path, report: LoadReport, shape: str = "passage"
+                  ) -> Iterator[tuple[int, Passage]]:
+    """(line number, passage) for each valid line; problems go into `report`. `shape`
+    "medquad" reads MedQuAD records ({qid, question, answer}) as passages."""
     seen: set[str] = set()
     try:
         f = _open(path)
@@ -109,7 +118,7 @@ def read_passages(path: Path, report: LoadReport) -> Iterator[tuple[int, Passage
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                p = _parse(line, n, report)
+                p = _parse(line, n, report, shape)
                 if p is None:
                     continue
                 if p.id in seen:
@@ -121,7 +130,7 @@ def read_passages(path: Path, report: LoadReport) -> Iterator[tuple[int, Passage
             report.problem(n + 1, f"file unreadable from here on: {e}")
 
 
-def _parse(line: str, n: int, report: LoadReport) -> Passage | None:
+def _parse(line: str, n: int, report: LoadReport, shape: str = "passage") -> Passage | None:
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:
@@ -130,6 +139,8 @@ def _parse(line: str, n: int, report: LoadReport) -> Passage | None:
     if not isinstance(raw, dict):
         report.problem(n, "not a JSON object")
         return None
+    if shape == "medquad":
+        raw = medquad_passage(raw)
     if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
         raw["id"] = str(raw["id"])
     try:
@@ -153,10 +164,14 @@ def load_corpus(
     batch_size: int = 256,
     progress: bool = True,
     id_prefix: str = "",
+    corpus: CorpusSpec = DEFAULT,
+    exclude: frozenset[str] = frozenset(),
 ) -> LoadReport:
-    """Load (the first `limit` valid passages of) `path`; see the module docstring.
+    """Load (the first `limit` valid passages of) `path` into `corpus`; see the module
+    docstring.
 
     `id_prefix` is prepended to every id (tests and benchmarks load under their own ids).
+    Records whose (file) id is in `exclude` are counted in `report.excluded` and skipped.
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
@@ -172,12 +187,15 @@ def load_corpus(
     batch: list[Passage] = []
 
     def flush(line: int) -> None:
-        _write_batch(store, embedder, batch, report)
+        _write_batch(store, embedder, batch, report, corpus)
         batch.clear()
         bar.update((report.read if limit is not None else line) - bar.n)
 
     try:
-        for line, p in read_passages(path, report):
+        for line, p in read_passages(path, report, corpus.record):
+            if p.id in exclude:
+                report.excluded += 1
+                continue
             if limit is not None and report.read >= limit:
                 break
             report.read += 1
@@ -192,11 +210,11 @@ def load_corpus(
 
 
 def _write_batch(store: GraphStore, embedder: Embedder, batch: list[Passage],
-                 report: LoadReport) -> None:
+                 report: LoadReport, corpus: CorpusSpec = DEFAULT) -> None:
     if not batch:
         return
     rows = [{"id": p.id, "title": p.title, "text": p.text} for p in batch]
-    done = {r["id"] for r in store.read("textrag/passages_embedded", {"rows": rows})}
+    done = {r["id"] for r in store.read(corpus.statement("passages_embedded"), {"rows": rows})}
     todo = [p for p in batch if p.id not in done]
     report.skipped_existing += len(batch) - len(todo)
     if not todo:
@@ -204,15 +222,16 @@ def _write_batch(store: GraphStore, embedder: Embedder, batch: list[Passage],
     vectors = embedder.embed([embedding_text(p) for p in todo])
     payload = [{"id": p.id, "title": p.title, "text": p.text, "embedding": v.tolist()}
                for p, v in zip(todo, vectors, strict=True)]
-    for n, counters in store.write_batches("textrag/merge_passages", payload,
+    for n, counters in store.write_batches(corpus.statement("merge_passages"), payload,
                                            batch_size=len(payload)):
         report.written += n
         report.nodes_created += counters.nodes_created
 
 
-def delete_passages(store: GraphStore, prefix: str) -> int:
-    """Delete the passages whose id starts with `prefix` (never an empty prefix)."""
+def delete_passages(store: GraphStore, prefix: str, corpus: CorpusSpec = DEFAULT) -> int:
+    """Delete the passages of `corpus` whose id starts with `prefix` (never an empty
+    prefix)."""
     if not prefix:
         raise ValueError("refusing to delete passages with an empty id prefix")
-    rows = store.run("textrag/delete_passages_by_prefix", {"prefix": prefix})
+    rows = store.run(corpus.statement("delete_passages_by_prefix"), {"prefix": prefix})
     return int(rows[0]["deleted"]) if rows else 0

@@ -1,8 +1,9 @@
 """The text methods' factories: method name -> factory(platform, domain) -> QAMethod.
 
 `kgrag.platform.available_methods()` imports `FACTORIES` from here. A name without a
-suffix runs in the open setting (BM25 over the Passage corpus in Neo4j, as SeaKR, DRAGIN
-and FLARE use BM25); `-gold` runs over each question's own paragraphs.
+suffix runs in the open setting (BM25 over the passage corpus of the question's domain in
+Neo4j, `textrag.corpora`: MedQuAD answers for medical, Wikipedia otherwise; as SeaKR,
+DRAGIN and FLARE use BM25); `-gold` runs over each question's own paragraphs.
 
 >>> Platform().method("ircot-gold").answer(question).setting
 'gold'
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kgrag.errors import KgragError
 from kgrag.method import named
+from textrag.corpora import corpus_for_domain
 from textrag.retrievers import (
     BM25Retriever,
     DenseRetriever,
@@ -31,27 +33,33 @@ if TYPE_CHECKING:
 RetrieverKind = Literal["bm25", "dense", "hybrid"]
 
 
-def open_retriever(p: Platform, kind: RetrieverKind = "bm25") -> Retriever:
-    """A retriever over the Passage corpus; an empty corpus is an error, not closed-book."""
-    counts = p.store.read("textrag/count_passages")[0]
+def open_retriever(p: Platform, kind: RetrieverKind = "bm25", domain: str | None = None
+                   ) -> Retriever:
+    """A retriever over the passage corpus of `domain` (`corpus_for_domain`); an empty
+    corpus is an error, not closed-book."""
+    corpus = corpus_for_domain(domain)
+    counts = p.store.read(corpus.statement("count_passages"))[0]
     usable = counts["passages"] if kind == "bm25" else counts["embedded"]
     if not usable:
-        raise KgragError("the Passage corpus in Neo4j is empty" if not counts["passages"]
-                         else "no passage has an embedding",
-                         hint="load it with `kgrag corpus load` (about 3 minutes)")
+        flag = "" if corpus.name == "wikipedia" else f" --domain {domain}"
+        raise KgragError(f"the {corpus.name} passage corpus in Neo4j is empty"
+                         if not counts["passages"] else
+                         f"no passage of the {corpus.name} corpus has an embedding",
+                         hint=f"load it with `kgrag corpus load{flag}` (a few minutes)")
+    bm25 = BM25Retriever(p.store, corpus)
     if kind == "bm25":
-        return BM25Retriever(p.store)
-    if kind == "dense":
-        return DenseRetriever(p.store, p.embedder)
-    return HybridRetriever([BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)])
+        return bm25
+    dense = DenseRetriever(p.store, p.embedder, corpus)
+    return dense if kind == "dense" else HybridRetriever([bm25, dense])
 
 
 def retriever_for(p: Platform, setting: Literal["open", "gold"],
-                  kind: RetrieverKind = "bm25") -> RetrieverFor:
-    """Question -> retriever for a setting: the shared open retriever, or the gold one."""
+                  kind: RetrieverKind = "bm25", domain: str | None = None) -> RetrieverFor:
+    """Question -> retriever for a setting: the shared open retriever over the domain's
+    corpus, or the gold one."""
     if setting == "gold":
         return GoldContextRetriever.for_question
-    return shared(open_retriever(p, kind))
+    return shared(open_retriever(p, kind, domain))
 
 
 def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "gold"]
@@ -65,7 +73,7 @@ def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "
                                                           "flare": FLARE}
         cls = classes[kind]
         return named(cls, kind if setting == "open" else f"{kind}-gold")(
-            p.chat_model, retriever_for(p, setting),
+            p.chat_model, retriever_for(p, setting, domain=domain),
             store=p.store if setting == "open" else None)
 
     return build
@@ -94,8 +102,8 @@ FACTORIES: dict[str, MethodFactory] = {
 #     FACTORIES.update(_METARAG)
 #     FACTORIES["imrag"] = ...
 #
-# Build their retrievers with `retriever_for(p, "open" | "gold")` so every text method
-# reads the same corpus the same way.
+# Build their retrievers with `retriever_for(p, "open" | "gold", domain=domain)` so every
+# text method reads the same corpus the same way.
 # ---------------------------------------------------------------------------------------
 
 

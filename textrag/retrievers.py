@@ -1,9 +1,10 @@
 """Retrievers behind the `textrag.retrieval.Retriever` protocol.
 
-Open setting (the Wikipedia corpus in Neo4j): `BM25Retriever` (Lucene full-text index
-`passage_text`), `DenseRetriever` (vector index `passage_embedding`), `HybridRetriever`
-(reciprocal rank fusion of several retrievers). Gold setting: `GoldContextRetriever`
-ranks a question's own paragraphs with an in-memory Okapi BM25.
+Open setting (a passage corpus in Neo4j, Wikipedia unless another `textrag.corpora`
+corpus is given): `BM25Retriever` (that corpus's Lucene full-text index, `passage_text`
+for Wikipedia), `DenseRetriever` (its vector index, `passage_embedding`),
+`HybridRetriever` (reciprocal rank fusion of several retrievers). Gold setting:
+`GoldContextRetriever` ranks a question's own paragraphs with an in-memory Okapi BM25.
 
 Every retriever is a template method: `search()` validates `k`, returns `[]` for a query
 without searchable words, and numbers the ranks; subclasses implement `_search()`.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from kgrag.types import Passage, Question
 from textrag.bm25 import OkapiBM25
+from textrag.corpora import DEFAULT, CorpusSpec
 from textrag.retrieval import Retrieved, Retriever, Setting
 
 if TYPE_CHECKING:
@@ -96,14 +98,15 @@ class BM25Retriever(BaseRetriever):
 
     kind: ClassVar[str] = "bm25"
 
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
+    def __init__(self, store: GraphStore, corpus: CorpusSpec = DEFAULT) -> None:
+        self.store, self.corpus = store, corpus
 
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         q = lucene_query(query)
         if q is None:
             return []
-        return _rows_to_hits(self.store.read("textrag/search_bm25", {"query": q, "k": k}))
+        return _rows_to_hits(self.store.read(self.corpus.statement("search_bm25"),
+                                             {"query": q, "k": k}))
 
 
 class DenseRetriever(BaseRetriever):
@@ -114,13 +117,14 @@ class DenseRetriever(BaseRetriever):
 
     kind: ClassVar[str] = "dense"
 
-    def __init__(self, store: GraphStore, embedder: Embedder) -> None:
-        self.store, self.embedder = store, embedder
+    def __init__(self, store: GraphStore, embedder: Embedder,
+                 corpus: CorpusSpec = DEFAULT) -> None:
+        self.store, self.embedder, self.corpus = store, embedder, corpus
 
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         vector = self.embedder.embed([query])[0]
-        return _rows_to_hits(self.store.read(
-            "textrag/search_dense", {"k": k, "embedding": vector.tolist()}))
+        return _rows_to_hits(self.store.read(self.corpus.statement("search_dense"),
+                                             {"k": k, "embedding": vector.tolist()}))
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Passage]], k: int = 60
