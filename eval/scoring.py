@@ -150,13 +150,13 @@ class RunMetrics(BaseModel):
     notes: list[str] = Field(default_factory=list)
     domain: str | None = None
     graph: GraphFingerprint | None = None  # the domain graph the KG methods read
+    agreement: list[Agreement] = Field(default_factory=list)  # judge vs ROUGE-L/BERTScore
 
 
 def _interval(values: list[float]) -> Interval:
     ci = bootstrap_ci(values)
     return Interval(mean=ci.mean, low=ci.low, high=ci.high)
 
-    agreement: list[Agreement] = Field(default_factory=list)  # judge vs ROUGE-L/BERTScore
 
 def answered_first(line: RunLine) -> bool:
     """Whether the prediction's reply came from an answer-first prompt (the prompt its
@@ -378,6 +378,11 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
     return tests
 
 
+# Per-question means compared by a paired bootstrap; "geval" is the mean of an answer's
+# G-Eval dimensions (NaN where the judge gave none: that question is left out of the pair).
+PAIRED_MEANS = ("f1", "rouge_l", "bertscore_f1", "geval")
+
+
 def question_order(by_method: Mapping[str, Sequence[RunLine]]) -> list[str]:
     """A run's question ids in dataset order: the order the method with most answers wrote
     them in (the runner answers the first n questions of a dataset in file order), then
@@ -409,11 +414,6 @@ def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: 
             left_out.append(name)
             continue
         methods[name], scores[name] = score_method(name, group)
-# Per-question means compared by a paired bootstrap; "geval" is the mean of an answer's
-# G-Eval dimensions (NaN where the judge gave none: that question is left out of the pair).
-PAIRED_MEANS = ("f1", "rouge_l", "bertscore_f1", "geval")
-
-
         qids[name] = [ln.question.id for ln in group]
     kept = [m for m in order if m in methods]
     return SameQuestions(k=k, question_ids=ids, methods=methods,
@@ -448,9 +448,12 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
         if judge is not None:
             methods[name].geval, records = _geval(judge, run, name, group, progress)
             judged += records
+            scores[name]["geval"] = _geval_means(records, qids[name])
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
                          methods=methods, pairs=pair_tests(order, scores, qids),
                          domain=config.domain, graph=config.graph)
+    if judge is not None:
+        metrics.agreement = _agreement(judged, scores, qids)
     if same is not None:
         metrics.same = same_questions(order, by_method, same)
     metrics.evidence_split = evidence_split(order, by_method)
@@ -463,40 +466,6 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     return metrics
 
 
-def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], progress: bool
-           ) -> tuple[GevalSummary | None, list[GevalRecord]]:
-    from eval.geval import GevalCache, judge_method
-
-    result, records = judge_method(judge, GevalCache(run / "geval.jsonl"), method, lines,
-                                   progress=progress)
-    if not result.answers:
-        return None, records
-    summary = GevalSummary(
-        scores={d: _interval(v) for d, v in result.values.items() if v},
-        answers=result.answers, empty=result.empty, unparsed=result.unparsed)
-    return summary, records
-
-
-def run_notes(config: RunConfig) -> list[str]:
-    """What a reader must know about how a run was written (mixed configurations or code
-            scores[name]["geval"] = _geval_means(records, qids[name])
-    versions, dataset lines skipped)."""
-    notes = []
-    if config.forced_mix:
-    if judge is not None:
-        metrics.agreement = _agreement(judged, scores, qids)
-        notes.append(f"run mixes configurations: {config.forced_mix}")
-    if len(config.code_versions) > 1:
-        notes.append(f"predictions were written by {len(config.code_versions)} code versions "
-                     f"({', '.join(config.code_versions)}); compare rows with care")
-    if len(config.llama_builds) > 1:
-        notes.append(f"answered by {len(config.llama_builds)} llama.cpp builds "
-                     f"({'; '.join(config.llama_builds)}); greedy replies can differ "
-                     "between builds")
-    if config.dataset_problems:
-        shown = "; ".join(config.dataset_problems[:5])
-        more = len(config.dataset_problems) - 5
-        notes.append(f"{len(config.dataset_problems)} dataset lines skipped: {shown}"
 def _geval_means(records: list[GevalRecord], qids: list[str]) -> list[float]:
     """Each question's mean G-Eval over its scored dimensions (NaN: none scored)."""
     by_q: dict[str, list[float]] = defaultdict(list)
@@ -518,6 +487,37 @@ def _agreement(judged: list[GevalRecord], scores: dict[str, dict[str, list]],
     return judge_agreement(dims, {k: v for k, v in metrics.items() if v})
 
 
+def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], progress: bool
+           ) -> tuple[GevalSummary | None, list[GevalRecord]]:
+    from eval.geval import GevalCache, judge_method
+
+    result, records = judge_method(judge, GevalCache(run / "geval.jsonl"), method, lines,
+                                   progress=progress)
+    if not result.answers:
+        return None, records
+    summary = GevalSummary(
+        scores={d: _interval(v) for d, v in result.values.items() if v},
+        answers=result.answers, empty=result.empty, unparsed=result.unparsed)
+    return summary, records
+
+
+def run_notes(config: RunConfig) -> list[str]:
+    """What a reader must know about how a run was written (mixed configurations or code
+    versions, dataset lines skipped)."""
+    notes = []
+    if config.forced_mix:
+        notes.append(f"run mixes configurations: {config.forced_mix}")
+    if len(config.code_versions) > 1:
+        notes.append(f"predictions were written by {len(config.code_versions)} code versions "
+                     f"({', '.join(config.code_versions)}); compare rows with care")
+    if len(config.llama_builds) > 1:
+        notes.append(f"answered by {len(config.llama_builds)} llama.cpp builds "
+                     f"({'; '.join(config.llama_builds)}); greedy replies can differ "
+                     "between builds")
+    if config.dataset_problems:
+        shown = "; ".join(config.dataset_problems[:5])
+        more = len(config.dataset_problems) - 5
+        notes.append(f"{len(config.dataset_problems)} dataset lines skipped: {shown}"
                      + (f" (and {more} more)" if more > 0 else ""))
     return notes
 

