@@ -19,13 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from kg_builder.resolve import IDENTITY, ResolveConfig, resolve_entities
+from kg_builder.resolve import IDENTITY, ResolveConfig, candidate_pairs, resolve_entities
 from kgrag.store import GraphStore
 
 log = logging.getLogger(__name__)
-# Over a whole graph, also compare each entity with its 5 nearest neighbours by cosine, so
-# spelling variants without a shared word (haemoglobin/hemoglobin) become candidates.
-GRAPH_RESOLVE = ResolveConfig(neighbours=5)
+# Over a whole graph, candidates come from blocks: shared content words and spelling
+# variants one edit apart (haemoglobin/hemoglobin), which need no vectors. Graphs of at
+# most KNN_MAX entities also compare each entity with its 5 nearest neighbours by cosine
+# (an exact, all-pairs matrix product: seconds at 20k entities, too slow at 200k). Rule 2
+# needs string similarity >= 0.85 anyway, so a pair the blocks miss is rarely a merge.
+GRAPH_RESOLVE = ResolveConfig(neighbours=5, spelling=True)
+KNN_MAX = 20_000
+WORDNET_SOURCE = "wordnet"
 
 
 @dataclass(frozen=True)
@@ -44,17 +49,32 @@ class ResolveReport:
 
 def resolution_rows(store: GraphStore, domain: str, config: ResolveConfig | None = None
                     ) -> tuple[list[dict[str, Any]], int, int]:
-    """The merges resolution would make: rows {keep, merge, name, aliases}."""
-    ents = [e for e in store.read("kg/export_entities", {"domain": domain})
-            if e["embedding"] is not None]
-    if len(ents) < 2:
-        return [], len(ents), 0
+    """The merges resolution would make: rows {keep, merge, name, aliases}.
+
+    Large graphs: the candidate pairs come from the names alone (`candidate_pairs`), and
+    only the entities in some pair are read with their vectors and clustered."""
+    cfg = config or GRAPH_RESOLVE
+    ents = [e for e in store.read("kg/resolution_entities", {"domain": domain})
+            if e["embedded"]]
+    n = len(ents)
+    if n < 2:
+        return [], n, 0
+    if n > KNN_MAX and cfg.neighbours:
+        cfg = cfg.model_copy(update={"neighbours": 0})
+    if not cfg.neighbours:
+        pairs = candidate_pairs([e["name"] for e in ents], domain, cfg)
+        ents = [ents[i] for i in sorted({i for p in pairs for i in p})]
+        if len(ents) < 2:
+            return [], n, 0
+    vecs = _embeddings(store, domain, [e["key"] for e in ents])
     names = [e["name"] for e in ents]
-    vecs = np.asarray([e["embedding"] for e in ents], dtype=np.float32)
     index = {e["key"]: i for i, e in enumerate(ents)}
     apart = [(index[f["h"]], index[f["t"]]) for f in store.read("kg/edges", {"domain": domain})
              if f["h"] in index and f["t"] in index and not IDENTITY.search(f["r"] or "")]
-    res = resolve_entities(names, vecs, domain, config=config or GRAPH_RESOLVE, apart=apart)
+    lexicon = {r["key"] for r in store.read("kg/source_entity_keys",
+                                            {"domain": domain, "source": WORDNET_SOURCE})}
+    res = resolve_entities(names, vecs, domain, config=cfg, apart=apart,
+                           distinct=[index[k] for k in lexicon if k in index])
     rows = []
     for cluster in res.clusters:
         if len(cluster.members) < 2:
@@ -66,7 +86,18 @@ def resolution_rows(store: GraphStore, domain: str, config: ResolveConfig | None
                          - {cluster.canonical})
         rows.append({"keep": keep, "merge": [k for k in keys if k != keep],
                      "name": cluster.canonical, "aliases": aliases})
-    return rows, len(ents), res.candidate_pairs
+    return rows, n, res.candidate_pairs
+
+
+def _embeddings(store: GraphStore, domain: str, keys: list[str], batch: int = 5000
+                ) -> np.ndarray:
+    """The stored vectors of `keys`, in order (read in batches of keys)."""
+    out: dict[str, list[float]] = {}
+    for start in range(0, len(keys), batch):
+        for r in store.read("kg/entity_embeddings",
+                            {"domain": domain, "keys": keys[start : start + batch]}):
+            out[r["key"]] = r["embedding"]
+    return np.asarray([out[k] for k in keys], dtype=np.float32)
 
 
 def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None = None

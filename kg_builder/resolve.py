@@ -18,6 +18,9 @@ Rules, in order (all thresholds in `ResolveConfig`):
    through a third name: the extractor said they are two things. Facts that say two
    names are one (`IDENTITY`: "also called", "known as", "abbreviation of", …) do not
    count.
+5. Names of a lexicon (`distinct`: WordNet's lemmas in a graph that holds WordNet) are
+   distinct words by the lexicon's own account: two of them never share a cluster
+   ("averse"/"adverse"), though either may absorb an extracted variant of itself.
 
 Names of different domains are never compared: the domain is part of every key.
 
@@ -25,6 +28,9 @@ Cost. Rule 1 is a hash grouping, O(n). Rule 2 only looks at candidate pairs:
 - token blocking: names sharing a content word ("heart" in "heart attack" and "heart
   failure"); words shared by more than `max_block_size` names are too common to block
   on and are skipped, so the work is at most O(Σ min(|block|, max_block_size)²);
+- optional spelling blocking (`spelling`): each key without spaces and its one-character
+  deletions (a symmetric-deletion neighbourhood, as in SymSpell) are block keys, so
+  keys one edit apart ("colour"/"color") share a block: O(n · key length), no vectors;
 - optional nearest-neighbour blocking (`neighbours` = k > 0): the k most similar names
   by cosine, catching spelling variants that share no word ("colour"/"color"). This is
   a blocked dense matrix product, O(n² d) flops with O(`knn_rows` · n) memory: for 50k
@@ -73,6 +79,11 @@ class ResolveConfig(BaseModel):
     max_block_size: int = Field(default=200, ge=2)  # skip blocking words shared by more names
     neighbours: int = Field(default=0, ge=0)  # k-NN blocking by cosine; 0 = off
     knn_rows: int = Field(default=1024, ge=1)  # rows per block of the k-NN matrix product
+    # Spelling blocks: names whose keys (spaces dropped, >= spelling_min_length letters)
+    # are one deletion apart share a block, so colour/color, haemoglobin/hemoglobin and
+    # analyse/analyze become candidates without any all-pairs comparison.
+    spelling: bool = False
+    spelling_min_length: int = Field(default=5, ge=2)
     guards: bool = True  # numbers, short tokens, negations, sense-flipping prefixes
 
 
@@ -126,10 +137,12 @@ class UnionFind:
 def resolve_entities(names: Sequence[str], embeddings: np.ndarray,
                      domains: Sequence[str] | str, *, counts: Sequence[int] | None = None,
                      config: ResolveConfig | None = None,
-                     apart: Iterable[tuple[int, int]] = ()) -> Resolution:
+                     apart: Iterable[tuple[int, int]] = (),
+                     distinct: Iterable[int] = ()) -> Resolution:
     """Cluster `names` (display names; `embeddings` row i is name i's L2-normalised
     vector; `domains` one per name or one for all; `counts` how often each name was
-    extracted, default 1; `apart` index pairs never to cluster together, rule 4) — see
+    extracted, default 1; `apart` index pairs never to cluster together, rule 4;
+    `distinct` names of a lexicon, no two of which share a cluster, rule 5) — see
     the module docstring for the rules and their cost."""
     cfg = config or ResolveConfig()
     n = len(names)
@@ -144,21 +157,28 @@ def resolve_entities(names: Sequence[str], embeddings: np.ndarray,
         uf.union(reps.setdefault(dk, i), i)  # rule 1: same domain and key
     rep_ids = sorted(reps.values())
     forms = {i: _compare_form(keys[i]) for i in rep_ids}
-    pairs = _token_pairs(rep_ids, forms, doms, cfg.max_block_size)
+    pairs = _blocked_pairs(rep_ids, forms, doms, cfg)
     if cfg.neighbours:
         pairs |= _knn_pairs(rep_ids, embeddings, doms, cfg)
     away: dict[int, set[int]] = defaultdict(set)  # cluster root → names it must not join
     for a, b in apart:
         away[uf.find(a)].add(b)
         away[uf.find(b)].add(a)
+    lexical = {uf.find(i) for i in distinct}  # roots of clusters holding a lexicon word
     merges = 0
     for i, j in _similar(sorted(pairs), embeddings, forms, cfg):
         ri, rj = uf.find(i), uf.find(j)
         if ri == rj or any(uf.find(k) == rj for k in away.get(ri, ())):
             continue
+        if ri in lexical and rj in lexical:
+            continue
         uf.union(ri, rj)
         root = uf.find(ri)
         away[root] = away.pop(ri, set()) | away.pop(rj, set())
+        if ri in lexical or rj in lexical:
+            lexical.discard(ri)
+            lexical.discard(rj)
+            lexical.add(root)
         merges += 1
     return _clusters(names, keys, doms, weights, uf, len(pairs), merges)
 
@@ -168,17 +188,41 @@ def _compare_form(key: str) -> str:
     return " ".join(_JOINERS.sub(" ", _APOSTROPHES.sub("", key)).split())
 
 
-def _token_pairs(ids: list[int], forms: dict[int, str], doms: list[str],
-                 max_block: int) -> set[tuple[int, int]]:
+def candidate_pairs(names: Sequence[str], domains: Sequence[str] | str,
+                    config: ResolveConfig | None = None) -> set[tuple[int, int]]:
+    """The index pairs rule 2 would compare by token and spelling blocks (no vectors
+    needed): names in no pair can only merge by rule 1 or k-NN blocking."""
+    cfg = config or ResolveConfig()
+    doms = [domains] * len(names) if isinstance(domains, str) else list(domains)
+    forms = {i: _compare_form(entity_key(n)) for i, n in enumerate(names)}
+    return _blocked_pairs(list(range(len(names))), forms, doms, cfg)
+
+
+def _blocked_pairs(ids: list[int], forms: dict[int, str], doms: list[str],
+                   cfg: ResolveConfig) -> set[tuple[int, int]]:
+    """Pairs sharing a block: a content word, or (with `spelling`) a deletion variant of
+    the key without spaces. Blocks of more than `max_block_size` names are skipped."""
     blocks: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i in ids:
         for word in content_words(forms[i]):
             blocks[(doms[i], word)].append(i)
+        if cfg.spelling:
+            for variant in _deletions(forms[i].replace(" ", ""), cfg.spelling_min_length):
+                blocks[(doms[i], "\0" + variant)].append(i)  # \0: apart from word blocks
     pairs: set[tuple[int, int]] = set()
     for members in blocks.values():
-        if 2 <= len(members) <= max_block:
-            pairs.update((a, b) for x, a in enumerate(members) for b in members[x + 1:])
+        if 2 <= len(members) <= cfg.max_block_size:
+            pairs.update((a, b) if a < b else (b, a)
+                         for x, a in enumerate(members) for b in members[x + 1:] if a != b)
     return pairs
+
+
+def _deletions(word: str, min_length: int) -> set[str]:
+    """The word and every form of it with one character deleted (a symmetric-deletion
+    neighbourhood: two words one substitution, insertion or deletion apart share one)."""
+    if len(word) < min_length:
+        return set()
+    return {word} | {word[:i] + word[i + 1:] for i in range(len(word))}
 
 
 def _knn_pairs(ids: list[int], embeddings: np.ndarray, doms: list[str],
