@@ -9,6 +9,11 @@ of records with at least one triple, parse failures (first replies that needed t
 retry, records whose batch failed twice) and prompt/generated tokens. Nothing is written:
 no graph, no job folder.
 
+`--extractor llm,fast` puts the fast extractor (spaCy, `kg_builder.fast_extract`) in the
+same table, on the same records: its rows show the spaCy package as the model, the
+saved-batch size as batch size and the parser processes as "parallel"; prompts, retries
+and tokens are 0 for it, and `co-occ/rec` counts its co-occurrence pairs (not facts).
+
 A record without triples is the signal to watch when batching: a model that answers only
 the first record of a batch leaves the others empty. `with_triples_by_position` gives the
 share per position in a batch (1st record, 2nd, ...), which shows that pattern directly.
@@ -34,6 +39,7 @@ from tqdm import tqdm
 from kg_builder.build import plan_build
 from kg_builder.domains import DomainSpec
 from kg_builder.extract import ExtractConfig, ExtractionResult, TripleExtractor
+from kg_builder.fast_extract import FastExtractor
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError
 from kgrag.llm.base import ChatModel
@@ -52,6 +58,8 @@ class ExtractBenchRow(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    extractor: str = "llm"  # "llm" or "spacy" (the fast extractor)
+    model: str = ""
     batch_size: int
     parallel: int = 1  # prompts decoded together
     records: int  # chunks, as in `kgrag build --status`
@@ -67,6 +75,8 @@ class ExtractBenchRow(BaseModel):
     rejected: int  # empty, self-referential, too long, function words, duplicates
     prompt_tokens: int
     completion_tokens: int
+    cooccurrences: int = 0  # fast extractor: co-occurrence pairs, not facts
+    skipped: int = 0  # fast extractor: records skipped as bad input
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -156,15 +166,23 @@ def run_extract_bench(model: ChatModel, domain: str, chunks: Sequence[Chunk],
     return rows
 
 
-def _measure(extractor: TripleExtractor, chunks: Sequence[Chunk],
+def run_fast_bench(extractor: FastExtractor, chunks: Sequence[Chunk], *,
+                   progress: bool = True) -> ExtractBenchRow:
+    """The fast extractor over `chunks` once (the pipeline loaded beforehand)."""
+    return _measure(extractor, chunks, progress)
+
+
+def _measure(extractor: TripleExtractor | FastExtractor, chunks: Sequence[Chunk],
              progress: bool) -> ExtractBenchRow:
     total = ExtractionResult()
     at_position: list[int] = []  # records seen at batch position i
     with_triples_at: list[int] = []  # of them, records with ≥ 1 triple
     prompts = 0
-    cfg = extractor.config
+    fast = isinstance(extractor, FastExtractor)
+    size = extractor.config.batch_size
+    par = extractor.config.n_process if fast else extractor.config.parallel  # type: ignore[union-attr]
     bar = tqdm(total=len(chunks), unit="record",
-               desc=f"batch size {cfg.batch_size}, parallel {cfg.parallel}",
+               desc=f"{'fast' if fast else 'llm'}: batch size {size}, parallel {par}",
                disable=not progress, dynamic_ncols=True)
     start = time.perf_counter()
     try:
@@ -181,17 +199,22 @@ def _measure(extractor: TripleExtractor, chunks: Sequence[Chunk],
     finally:
         bar.close()
     seconds = time.perf_counter() - start
+    if fast:  # batches of hundreds: one share over all records, not one per position
+        at_position, with_triples_at = [sum(at_position)], [sum(with_triples_at)]
     s = total.stats
     return ExtractBenchRow(
-        batch_size=extractor.config.batch_size, parallel=extractor.config.parallel,
-        records=len(chunks), prompts=prompts,
+        extractor="spacy" if fast else "llm",
+        model=extractor.model_name if fast else "",  # type: ignore[union-attr]
+        batch_size=size, parallel=par, records=len(chunks),
+        prompts=0 if fast else prompts,
         llm_calls=s.calls, seconds=seconds, triples=s.triples,
         records_with_triples=sum(with_triples_at),
         with_triples_by_position=[w / n for w, n in zip(with_triples_at, at_position,
                                                         strict=True)],
         retries=s.retries, failed_records=s.failed_records, bad_record_refs=s.bad_record_refs,
         rejected=sum(s.rejected.values()), prompt_tokens=s.prompt_tokens,
-        completion_tokens=s.completion_tokens)
+        completion_tokens=s.completion_tokens, cooccurrences=s.cooccurrences,
+        skipped=sum(s.skipped.values()))
 
 
 def print_report(report: ExtractBenchReport, console: Console) -> None:
@@ -199,13 +222,15 @@ def print_report(report: ExtractBenchReport, console: Console) -> None:
     load = "/".join(f"{x:.1f}" for x in report.load_average)
     console.print(f"{report.domain}: {report.selection}; model {report.model}, threads "
                   f"{report.threads or 'all'}, load average {load} at the start")
-    table = Table("batch size", "parallel", "records", "prompts", "rec/min", "triples/rec",
-                  "with ≥1 triple", "by position", "retries (rate)", "failed (rate)",
-                  "tokens prompt+gen")
+    table = Table("extractor", "batch size", "parallel", "records", "prompts", "rec/min",
+                  "facts/rec", "co-occ/rec", "with ≥1 triple", "by position",
+                  "retries (rate)", "failed (rate)", "tokens prompt+gen")
     for r in report.rows:
         positions = " ".join(f"{100 * p:.0f}%" for p in r.with_triples_by_position)
-        table.add_row(str(r.batch_size), str(r.parallel), str(r.records), str(r.prompts),
+        table.add_row(r.extractor if r.extractor != "llm" else f"llm {report.model}",
+                      str(r.batch_size), str(r.parallel), str(r.records), str(r.prompts),
                       f"{r.records_per_minute:.1f}", f"{r.triples_per_record:.2f}",
+                      f"{r.cooccurrences / r.records if r.records else 0:.2f}",
                       f"{r.records_with_triples} ({100 * r.share_with_triples:.0f}%)",
                       positions, f"{r.retries} ({100 * r.retry_rate:.1f}%)",
                       f"{r.failed_records} ({100 * r.failure_rate:.1f}%)",

@@ -1,7 +1,10 @@
 """The four built-in domains' knowledge-source files and their row formats.
 
 Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_source`,
-`*_corpus`, `medmcqa_dev` and the Wikipedia passages), never evaluation questions.
+`*_corpus`, `medmcqa_dev`, the Wikipedia passages and LegalBench's tasks: their records
+and the rule descriptions of their READMEs), never evaluation questions. Every record of
+every source is read: no selection by the evaluation questions (not even by their
+concepts).
 
 >>> [s.path.name for s in builtin_sources("medical", Path("../shared/data"))]
 ['medmcqa_dev.jsonl', 'medquad_corpus.jsonl.gz']
@@ -13,14 +16,21 @@ Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_sou
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kg_builder.normalize import collapse, content_words
-from kg_builder.sources import Chunk, JsonlSource, RowContext, RowParser, parse_passage
+from kg_builder.normalize import collapse
+from kg_builder.sources import (
+    Chunk,
+    JsonlSource,
+    RowContext,
+    RowParser,
+    Source,
+    TextSource,
+    parse_passage,
+)
 from kgrag.errors import KgragError
 
 
@@ -133,6 +143,42 @@ def parse_mmlu_law(row: Any, ctx: RowContext) -> list[Chunk]:
     head = f"Question: {collapse(r.question)}\nAnswer: {collapse(r.options[r.answer])}"
     return ctx.chunks(ctx.document_id(r.id), head)
 
+
+class _LegalBenchRow(_Row):
+    text: str
+    label: str = ""
+
+
+def parse_legalbench(row: Any, ctx: RowContext) -> list[Chunk]:
+    """LegalBench: a fact pattern, clause or question (`text`); for `rule_qa` the answer
+    (`label`) too. Classification labels ("Yes", "generic") are kept as metadata only."""
+    r = _LegalBenchRow.model_validate(row)
+    if not r.text.strip():
+        raise ValueError("empty text")
+    if ctx.stem.endswith("rule_qa.test") or ctx.stem.endswith("rule_qa.train"):
+        head = f"Question: {collapse(r.text)}\nAnswer: {collapse(r.label)}"
+        return ctx.chunks(ctx.document_id(None), head)
+    return ctx.chunks(ctx.document_id(None), "", collapse(r.text),
+                      meta={"label": r.label} if r.label else None)
+
+
+def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Source]:
+    """Every LegalBench task under `legal/legalbench/`: its train/test records, then its
+    README (the task's rule description, Markdown). Sorted by task, so ids are stable."""
+    out: list[Source] = []
+    root = data_dir / "legal" / "legalbench"
+    for task in sorted(p for p in root.glob("*") if p.is_dir()):
+        for split in ("train", "test"):
+            path = task / f"{split}.jsonl"
+            if path.is_file():
+                out.append(JsonlSource("legal", path, parse_legalbench, max_chars,
+                                       label=f"legalbench/{task.name}/{path.name}"))
+        readme = task / "README.md"
+        if readme.is_file():
+            out.append(TextSource("legal", readme, markdown=True, max_chars=max_chars,
+                                  label=f"legalbench/{task.name}/README.md"))
+    return out
+
 # ------------------------------------------------------------------ what to read
 _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
     "commonsense": (("commonsense/csqa_train.jsonl", parse_csqa),),
@@ -148,31 +194,17 @@ def builtin_domains() -> tuple[str, ...]:
 
 
 def builtin_sources(domain: str, data_dir: Path, *, max_chars: int | None = 1000
-                    ) -> list[JsonlSource]:
+                    ) -> list[Source]:
     """The knowledge-source files of a built-in domain (never its evaluation files)."""
     if domain not in _BUILTIN:
         raise KgragError(f"{domain!r} is not a built-in domain ({', '.join(_BUILTIN)})",
                          hint="build a user domain from your own files instead")
-    sources = [JsonlSource(domain, data_dir / rel, parser, max_chars)
-               for rel, parser in _BUILTIN[domain]]
+    sources: list[Source] = [JsonlSource(domain, data_dir / rel, parser, max_chars)
+                             for rel, parser in _BUILTIN[domain]]
+    if domain == "legal":
+        sources += legalbench_sources(data_dir, max_chars)
     for s in sources:
         if not s.path.is_file():
             raise KgragError(f"knowledge source {s.path} not found",
                              hint="the data folder is ../shared/data from the project root")
     return sources
-
-def select_commonsense(chunks: Iterable[Chunk], concept_words: set[str]) -> list[Chunk]:
-    """CommonsenseQA chunks whose question_concept or answer shares a word with
-    `concept_words` (compared as lower-case singular content words, stopwords ignored).
-
-    >>> [c.meta["answer"] for c in select_commonsense(chunks, {"Foxes"})]
-    ['forest']
-    """
-    wanted = set().union(*(content_words(w) for w in concept_words)) if concept_words else set()
-    selected = []
-    for c in chunks:
-        words = content_words(c.meta.get("question_concept", "")) | content_words(
-            c.meta.get("answer", ""))
-        if words & wanted:
-            selected.append(c)
-    return selected

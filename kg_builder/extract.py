@@ -104,6 +104,21 @@ class Triple:
     tail_key: str
     record_id: str
     confidence: float = 1.0
+    extractor: str = "llm"  # what read the fact: "llm", "spacy" (kg_builder.fast_extract)
+
+
+@dataclass(frozen=True)
+class CoOccurrence:
+    """Two entities named in one sentence of a chunk (the fast extractor's co-occurrence
+    edge, a kind of its own: `:CO_OCCURS`, never a `:REL` fact). `weight` counts the
+    sentences of the chunk that name both; the keys are ordered (head_key < tail_key)."""
+
+    head: str
+    tail: str
+    head_key: str
+    tail_key: str
+    record_id: str
+    weight: int = 1
 
 
 @dataclass(frozen=True)
@@ -134,11 +149,14 @@ class ExtractStats:
     capped: int = 0  # valid triples over max_triples_per_record
     rejected: Counter[str] = field(default_factory=Counter)  # empty, self, too_long,
     # function_words, duplicate
+    cooccurrences: int = 0  # co-occurrence pairs (fast extractor)
+    skipped: Counter[str] = field(default_factory=Counter)  # records not read, by reason
+    # (fast extractor: empty, binary, not_english); they are no parse failures
 
     def add(self, other: ExtractStats) -> None:
         for name, value in vars(other).items():
-            if name == "rejected":
-                self.rejected.update(value)
+            if name in ("rejected", "skipped"):
+                getattr(self, name).update(value)
             else:
                 setattr(self, name, getattr(self, name) + value)
 
@@ -151,11 +169,19 @@ class ExtractionResult:
     triples: dict[str, list[Triple]] = field(default_factory=dict)
     failures: list[ExtractionFailure] = field(default_factory=list)
     stats: ExtractStats = field(default_factory=ExtractStats)
+    cooccurrences: dict[str, list[CoOccurrence]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # record id → reason
 
     def add(self, other: ExtractionResult) -> None:
         self.triples.update(other.triples)
         self.failures.extend(other.failures)
         self.stats.add(other.stats)
+        self.cooccurrences.update(other.cooccurrences)
+        self.skipped.update(other.skipped)
+
+    def all_cooccurrences(self) -> Iterator[CoOccurrence]:
+        for pairs in self.cooccurrences.values():
+            yield from pairs
 
     def all_triples(self) -> Iterator[Triple]:
         for triples in self.triples.values():

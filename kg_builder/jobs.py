@@ -1,7 +1,10 @@
 """Resumable, idempotent graph-construction jobs (`kgrag build`).
 
 A job is identified by what determines its output: domain, sources, record limit, model
-and prompt/config digests. Its state lives in `$KGRAG_HOME/jobs/<domain>/<job id>/`:
+and prompt/config digests, and the extractor (`llm`, the default, or `fast`: spaCy, see
+`kg_builder.fast_extract`; a fast job's model is the spaCy package and its "prompt" the
+rules' version, so the two never share a job). Its state lives in
+`$KGRAG_HOME/jobs/<domain>/<job id>/`:
 
     job.json           the job record: status, counts, failures, model, prompt hash, timings
     extractions.jsonl  one line per extracted batch (triples and failures), fsynced
@@ -24,17 +27,30 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
-from kg_builder.extract import ExtractConfig, ExtractionResult, Triple, TripleExtractor
+from kg_builder.extract import (
+    CoOccurrence,
+    ExtractConfig,
+    ExtractionResult,
+    Triple,
+    TripleExtractor,
+)
 from kg_builder.graph_io import GraphWriter, WriteReport
+from kg_builder.job_rows import (
+    chunk_row,
+    entity_rows,
+    fact_rows,
+    text_digest,
+    write_cooccurrences,
+)
 from kg_builder.resolution import merged_key_map, resolve_domain
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError, Neo4jUnavailable
@@ -46,6 +62,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ".lock"  # held by the `kgrag build` running the job
+
+
+class Extractor(Protocol):
+    """What a build job needs of an extractor (`TripleExtractor`, `FastExtractor`)."""
+
+    @property
+    def config(self) -> BaseModel: ...
+
+    def prompt_digest(self) -> str: ...
+
+    def stream(self, chunks: Sequence[Chunk], on_reply: Callable[[int], None] | None = None
+               ) -> Iterator[tuple[list[Chunk], ExtractionResult]]: ...
 
 
 class JobFailure(BaseModel):
@@ -63,6 +91,7 @@ class JobRecord(BaseModel):
     limit: int | None
     model: str
     model_sha256: str | None = None
+    extractor: str = "llm"  # "llm" or "spacy" (kgrag build --extractor fast)
     prompt_hash: str
     config: dict[str, Any]
     command: str = ""
@@ -77,6 +106,9 @@ class JobRecord(BaseModel):
     triples: int = 0
     triples_rejected: int = 0
     triples_capped: int = 0
+    cooccurrences: int = 0  # co-occurrence pairs (fast extractor), not facts
+    records_skipped: dict[str, int] = Field(default_factory=dict)  # bad input, by reason
+    skipped_ids: list[str] = Field(default_factory=list)  # the first 1,000 of them
     llm_calls: int = 0
     retries: int = 0
     prompt_tokens: int = 0
@@ -110,7 +142,7 @@ class JobRecord(BaseModel):
 
 
 def job_id(domain: str, sources: Sequence[str], model: str, prompt_hash: str,
-           config: ExtractConfig) -> str:
+           config: BaseModel) -> str:
     """Same domain, sources, model, prompt and settings → same job. The record limit is not
     part of it: a larger `--limit` resumes the same job and extracts only the new records."""
     key = json.dumps([domain, list(sources), model, prompt_hash,
@@ -119,18 +151,22 @@ def job_id(domain: str, sources: Sequence[str], model: str, prompt_hash: str,
 
 
 class BuildJob:
-    """Extract triples from `chunks` with the platform's chat model into a domain graph."""
+    """Extract triples from `chunks` into a domain graph: with the platform's chat model,
+    or with `extractor` (e.g. `FastExtractor`, which names its model and its sha256)."""
 
     def __init__(self, platform: Platform, domain: str, chunks: Sequence[Chunk],
                  source_names: Sequence[str], *, limit: int | None = None,
                  config: ExtractConfig | None = None, load_skipped: int = 0,
-                 command: str = "", resolve: bool = True) -> None:
+                 command: str = "", resolve: bool = True,
+                 extractor: Extractor | None = None) -> None:
         self.p = platform
         self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
-        self.extractor = TripleExtractor(platform.chat_model, domain, config or ExtractConfig())
-        model = platform.settings.model.chat
+        self.extractor: Any = extractor or TripleExtractor(platform.chat_model, domain,
+                                                           config or ExtractConfig())
+        self.kind = kind = getattr(self.extractor, "name", "llm")
+        model = getattr(self.extractor, "model_name", None) or platform.settings.model.chat
         digest = self.extractor.prompt_digest()
         jid = job_id(domain, source_names, model, digest, self.extractor.config)
         self.dir = platform.settings.home / "jobs" / domain / jid
@@ -141,7 +177,8 @@ class BuildJob:
             old.records_total = len({c.document_id for c in self.chunks})
         self.record = old or JobRecord(
             id=jid, domain=domain, sources=list(source_names), limit=limit, model=model,
-            model_sha256=_model_sha(platform, model), prompt_hash=digest,
+            model_sha256=getattr(self.extractor, "model_sha256", None)
+            or _model_sha(platform, model), extractor=kind, prompt_hash=digest,
             config=self.extractor.config.model_dump(mode="json"), command=command,
             git_revision=_git_revision(), started=_now(),
             records_total=len({c.document_id for c in self.chunks}),
@@ -171,7 +208,8 @@ class BuildJob:
                                            if c.id in changed})
         if changed:
             self._retract(changed)
-        done |= self._already_in_graph(done, set(stored) - changed)
+        if self.kind == "llm":  # the fast extractor is cheap: it reads imported chunks too
+            done |= self._already_in_graph(done, set(stored) - changed)
         todo = [c for c in self.chunks if c.id not in done]
         self.record.status = "running"
         self._save()
@@ -233,7 +271,9 @@ class BuildJob:
             batch = [by_id[i] for i in entry["chunk_ids"] if i in by_id and i in keep]
             triples = [t for t in (Triple(**t) for t in entry["triples"])
                        if t.record_id in keep]
-            self._write_rows(batch, triples, WriteReport(self.domain))
+            pairs = [c for c in (CoOccurrence(**c) for c in entry.get("cooccurrences", ()))
+                     if c.record_id in keep]
+            self._write_rows(batch, triples, WriteReport(self.domain), pairs)
             done |= keep
         return done
 
@@ -269,6 +309,8 @@ class BuildJob:
             "chunk_ids": [c.id for c in batch],
             "digests": {c.id: text_digest(c.text) for c in batch},
             "triples": [vars(t) for t in result.all_triples()],
+            "cooccurrences": [vars(c) for c in result.all_cooccurrences()],
+            "skipped": result.skipped,
             "failures": [{"record_ids": list(f.record_ids), "error": f.error,
                           "raw_reply": f.raw_reply} for f in result.failures],
         }
@@ -284,6 +326,10 @@ class BuildJob:
         r.triples += s.triples
         r.triples_rejected += sum(s.rejected.values())
         r.triples_capped += s.capped
+        r.cooccurrences += s.cooccurrences
+        for reason, n in s.skipped.items():
+            r.records_skipped[reason] = r.records_skipped.get(reason, 0) + n
+        r.skipped_ids.extend(list(result.skipped)[: max(0, 1000 - len(r.skipped_ids))])
         r.llm_calls += s.calls
         r.retries += s.retries
         r.prompt_tokens += s.prompt_tokens
@@ -295,20 +341,29 @@ class BuildJob:
     def _write(self, batch: Sequence[Chunk], result: ExtractionResult) -> None:
         report = WriteReport(self.domain)
         start = time.perf_counter()
-        self._write_rows(batch, list(result.all_triples()), report)
+        self._write_rows(batch, list(result.all_triples()), report,
+                         list(result.all_cooccurrences()))
         self.record.seconds_write += time.perf_counter() - start
         self.record.nodes_created += report.nodes_created
         self.record.relationships_created += report.relationships_created
 
     def _write_rows(self, batch: Sequence[Chunk], triples: Sequence[Triple],
-                    report: WriteReport) -> None:
+                    report: WriteReport, pairs: Sequence[CoOccurrence] = ()) -> None:
         if self.key_map:
-            triples = [replace(t, head_key=self.key_map.get(t.head_key, t.head_key),
-                               tail_key=self.key_map.get(t.tail_key, t.tail_key))
-                       for t in triples]
-        with_facts = {t.record_id for t in triples}
+            km = self.key_map
+            triples = [replace(t, head_key=km.get(t.head_key, t.head_key),
+                               tail_key=km.get(t.tail_key, t.tail_key)) for t in triples]
+            pairs = [replace(c, head_key=km.get(c.head_key, c.head_key),
+                             tail_key=km.get(c.tail_key, c.tail_key)) for c in pairs]
+            pairs = [c for c in pairs if c.head_key != c.tail_key]
+        with_facts = {t.record_id for t in triples} | {c.record_id for c in pairs}
         chunks = [chunk_row(c) for c in batch if c.id in with_facts]
-        self.writer.write(chunks, entity_rows(triples), fact_rows(triples), report)
+        self.writer.write(chunks, entity_rows(triples, pairs), fact_rows(triples), report)
+        if pairs:
+            fact_keys: dict[str, set[str]] = {}
+            for t in triples:
+                fact_keys.setdefault(t.record_id, set()).update((t.head_key, t.tail_key))
+            write_cooccurrences(self.p.store, self.domain, pairs, fact_keys, report)
 
     def _load_record(self) -> JobRecord | None:
         path = self.dir / "job.json"
@@ -324,48 +379,13 @@ class BuildJob:
             self.p.store.run("kg/merge_job", {"job": job_properties(self.record)})
 
 
-def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def chunk_row(c: Chunk) -> dict[str, Any]:
-    return {"id": c.id, "doc": c.document_id, "text": c.text, "source": c.source,
-            "title": c.title, "line": c.line}
-
-
-def entity_rows(triples: Iterable[Triple]) -> list[dict[str, Any]]:
-    """One row per entity key: the first display name seen, other spellings as aliases."""
-    names: dict[str, str] = {}
-    aliases: dict[str, set[str]] = {}
-    for t in triples:
-        for key, name in ((t.head_key, t.head), (t.tail_key, t.tail)):
-            names.setdefault(key, name)
-            if name != names[key]:
-                aliases.setdefault(key, set()).add(name)
-    return [{"key": k, "name": n, "aliases": sorted(aliases.get(k, ()))}
-            for k, n in names.items()]
-
-
-def fact_rows(triples: Iterable[Triple]) -> list[dict[str, Any]]:
-    """One row per (head, relation, tail) with all its source chunks."""
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for t in triples:
-        row = rows.setdefault((t.head_key, t.relation, t.tail_key), {
-            "h": t.head_key, "r": t.relation, "t": t.tail_key, "k": t.kind, "chunks": [],
-            "conf": t.confidence})
-        if t.record_id not in row["chunks"]:
-            row["chunks"].append(t.record_id)
-        row["conf"] = max(row["conf"], t.confidence)
-    return list(rows.values())
-
-
 def job_properties(r: JobRecord) -> dict[str, Any]:
     """Flat properties for the (:BuildJob) node (Neo4j stores no nested maps)."""
     return {
         "id": r.id, "domain": r.domain, "status": r.status, "model": r.model,
         "prompt_hash": r.prompt_hash, "sources": r.sources, "records_total": r.records_total,
         "records_done": r.records_done, "records_failed": r.records_failed,
-        "triples": r.triples, "started": r.started, "updated": r.updated,
+        "triples": r.triples, "extractor": r.extractor, "started": r.started, "updated": r.updated,
         "seconds_extract": r.seconds_extract, "record_json": r.model_dump_json(),
     }
 
@@ -421,12 +441,3 @@ def _git_revision() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def ensure_domain_built(p: Platform, domain: str) -> None:
-    """Raise a clear error when a domain has no graph (used by KG methods)."""
-    rows = p.store.read("kg/stats", {"domain": domain})
-    if not rows or rows[0]["entities"] == 0:
-        raise KgragError(f"the {domain!r} graph is empty or not built",
-                         hint=f"run `kgrag build --domain {domain}` or "
-                         f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class QualityReport(BaseModel):
     domain: str
     entities: int
-    relations: int
+    relations: int  # :REL facts (co-occurrence edges are counted apart, below)
     mean_degree: float
     orphan_entities: int
     components: int = 0  # connected components, facts taken as undirected; orphans count
@@ -42,6 +42,8 @@ class QualityReport(BaseModel):
     extraction_records_per_minute: float | None
     triples_per_record: float | None
     relation_kinds: dict[str, int] = Field(default_factory=dict)
+    relations_by_extractor: dict[str, int] = Field(default_factory=dict)  # llm, spacy, …
+    co_occurrence_edges: int = 0  # :CO_OCCURS (fast extractor), not relation facts
 
 
 def components(keys: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[int]:
@@ -86,4 +88,7 @@ def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> Qual
         extraction_records_per_minute=job.records_per_minute if job else None,
         triples_per_record=(job.triples / job.records_done) if job and job.records_done else None,
         relation_kinds=dict(Counter(str(f["k"]) for f in facts).most_common()),
+        relations_by_extractor=dict(Counter(str(f.get("x") or "llm") for f in facts)
+                                    .most_common()),
+        co_occurrence_edges=s.get("co_occurrences", 0),
     )

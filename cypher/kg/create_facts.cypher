@@ -4,4 +4,4 @@ UNWIND $rows AS row
 MATCH (h:Entity) WHERE elementId(h) = row.h
 MATCH (t:Entity) WHERE elementId(t) = row.t
 CREATE (h)-[:REL {predicate: row.r, domain: $domain, kind: row.k, chunk_ids: row.chunks,
-                  confidence: row.conf}]->(t)
+                  confidence: row.conf, extractor: coalesce(row.x, 'llm')}]->(t)

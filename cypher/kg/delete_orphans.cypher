@@ -3,7 +3,7 @@
 CALL (){
   UNWIND $keys AS key
   MATCH (e:Entity {domain: $domain, key: key})
-  WHERE NOT (e)-[:REL]-() AND NOT ()-[:MENTIONS]->(e)
+  WHERE NOT (e)-[:REL|CO_OCCURS]-() AND NOT ()-[:MENTIONS]->(e)
   DELETE e
   RETURN count(e) AS entities
 }

@@ -1,4 +1,4 @@
 MATCH (h:Entity {domain: $domain})-[r:REL]->(t:Entity)
 RETURN h.key AS h, r.predicate AS r, t.key AS t, r.kind AS k, r.chunk_ids AS chunks,
-       r.confidence AS conf
+       r.confidence AS conf, coalesce(r.extractor, 'llm') AS x
 ORDER BY h, r, t

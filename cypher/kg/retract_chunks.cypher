@@ -8,7 +8,7 @@ OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
 WITH c, cid, collect(e) AS ents
 CALL (cid, ents) {
   UNWIND ents AS e
-  MATCH (e)-[r:REL]-(:Entity)
+  MATCH (e)-[r:REL|CO_OCCURS]-(:Entity)
   WHERE cid IN r.chunk_ids
   WITH DISTINCT r
   SET r.chunk_ids = [x IN r.chunk_ids WHERE x <> cid]

@@ -1,4 +1,5 @@
-"""Knowledge-source loaders: formats, stable ids, splitting, broken lines, selection."""
+"""Knowledge-source loaders: formats, stable ids, splitting, broken lines; builds read
+every record of the knowledge sources and never a dev file."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from kg_builder.build import concept_round_robin, dev_contexts, select_contexts
+from kg_builder.build import plan_build
 from kg_builder.chunking import paragraphs, split_sentences
 from kg_builder.corpora import (
     builtin_sources,
+    legalbench_sources,
     parse_csqa,
     parse_medmcqa,
     parse_medquad,
     parse_mmlu_law,
-    select_commonsense,
 )
 from kg_builder.sources import (
     JsonlSource,
@@ -154,38 +155,6 @@ def test_wikipedia_passages_keep_titles(tmp_path: Path) -> None:
                                                   "Shirley Temple was an actress.")
 
 
-def test_select_contexts_question_by_question_and_same_title_by_text(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "wiki_passages.jsonl.gz", [
-        {"id": "p0", "title": "Paris", "text": "Paris is a city in Texas."},
-        {"id": "p1", "title": "Paris", "text": "Paris is the capital of France."},
-        {"id": "p2", "title": "Seine", "text": "The Seine flows through Paris."},
-        {"id": "p3", "title": "Loire", "text": "The Loire is long."},
-        {"id": "p4", "title": "Unused", "text": "Never named by a context."},
-    ])
-    chunks, _ = load(JsonlSource("wikipedia", path, parse_passage))
-    contexts = [[("Seine", "The Seine flows through Paris."),
-                 ("Paris", "Paris is the capital of France.")],
-                [("Paris", "Paris is the  capital of France."), ("Loire", "The Loire is long."),
-                 ("Missing title", "No passage has it.")]]
-    order = [c.document_id.rsplit(":", 1)[1] for c in select_contexts(chunks, contexts)]
-    assert order == ["p2", "p1", "p3"]
-    assert select_contexts(chunks, []) == []
-
-
-def test_dev_contexts_read_only_context_and_skip_broken_lines(tmp_path: Path) -> None:
-    wiki = tmp_path / "wikipedia"
-    wiki.mkdir()
-    write_jsonl(wiki / "hotpotqa_dev300.jsonl", [
-        {"_id": "h1", "question": "Q?", "answer": "A",
-         "context": str([["Seine", ["The Seine", " flows."]]])}, "{broken"])
-    write_jsonl(wiki / "2wiki_dev300.jsonl", [
-        {"_id": "w1", "context": [["Loire", ["The Loire."]]]}])
-    assert dev_contexts(tmp_path) == [[("Seine", "The Seine flows.")], [("Loire", "The Loire.")]]
-    (wiki / "2wiki_dev300.jsonl").unlink()
-    with pytest.raises(KgragError, match="dev contexts"):
-        dev_contexts(tmp_path)
-
-
 def test_truncated_gzip_is_reported_not_fatal(tmp_path: Path) -> None:
     rows = [{"id": f"p{i}", "text": f"Passage number {i} " * 20} for i in range(200)]
     data = gzip.compress(("\n".join(json.dumps(r) for r in rows) + "\n").encode())
@@ -257,30 +226,56 @@ def test_source_stem() -> None:
 
 
 # ------------------------------------------------------------------ selection, chunking
-def test_concept_round_robin_covers_every_concept_before_repeating(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "csqa_train.jsonl", [
-        csqa_row("a1", "Where?", "Fox", "forest"), csqa_row("a2", "Why?", "fox", "den"),
-        csqa_row("a3", "Who?", "fox", "hunter"), csqa_row("b1", "What?", "ice", "cold"),
-        csqa_row("c1", "How?", "dog", "bark"), csqa_row("c2", "When?", "dog", "night"),
-    ])
-    chunks, _ = load(JsonlSource("commonsense", path, parse_csqa))
-    order = [c.id.rsplit(":", 1)[1] for c in concept_round_robin(chunks)]
-    assert order == ["a1", "b1", "c1", "a2", "c2", "a3"]
-    assert concept_round_robin([]) == []
+def test_plan_reads_every_record_and_no_dev_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "commonsense").mkdir(parents=True)
+    write_jsonl(data / "commonsense" / "csqa_train.jsonl", [
+        csqa_row("a1", "Where?", "fox", "forest"), csqa_row("b1", "What?", "ice", "cold"),
+        csqa_row("c1", "How?", "dog", "bark")])
+    # a dev file that a selection would read: a build must not open it
+    (data / "commonsense" / "csqa_dev300.jsonl").write_text("{not json, never read")
+
+    class P:
+        class settings:  # noqa: N801 - a stand-in for Settings
+            data_dir = data
+
+    plan = plan_build(P(), "commonsense", None, None)  # type: ignore[arg-type]
+    assert [c.id.rsplit(":", 1)[1] for c in plan.chunks] == ["a1", "b1", "c1"]
+    assert plan.selection == "all records, in file order"
+    assert [c.id.rsplit(":", 1)[1] for c in plan_build(
+        P(), "commonsense", None, 2).chunks] == ["a1", "b1"]  # type: ignore[arg-type]
 
 
-def test_select_commonsense_by_concept_or_answer_words(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "csqa_train.jsonl", [
-        csqa_row("q1", "Where do they live?", "foxes", "forest"),
-        csqa_row("q2", "What is cold?", "ice", "the north pole"),
-        csqa_row("q3", "What barks?", "sound", "dog"),
-    ])
-    chunks, _ = load(JsonlSource("commonsense", path, parse_csqa))
-    assert [c.id.rsplit(":", 1)[1] for c in select_commonsense(chunks, {"Fox"})] == ["q1"]
-    assert [c.id.rsplit(":", 1)[1] for c in select_commonsense(chunks, {"poles", "dogs"})
-            ] == ["q2", "q3"]
-    assert select_commonsense(chunks, {"the"}) == []  # stopwords are not concepts
-    assert select_commonsense(chunks, set()) == []
+def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
+    root = tmp_path / "legal" / "legalbench"
+    for task in ("hearsay", "rule_qa"):
+        (root / task).mkdir(parents=True)
+        (root / task / "README.md").write_text(f"# {task}\n\nHearsay is an out-of-court "
+                                                "statement.\n")
+    write_jsonl(root / "hearsay" / "train.jsonl", [{"text": "A said B.", "label": "Yes"}])
+    write_jsonl(root / "hearsay" / "test.jsonl", [{"text": "C said D.", "label": "No"},
+                                                  {"text": "  ", "label": "No"}])
+    write_jsonl(root / "rule_qa" / "test.jsonl", [{"text": "Where is X codified?",
+                                                   "label": "28 USC 1332"}])
+    sources = legalbench_sources(tmp_path)
+    assert [s.name for s in sources] == [
+        "legalbench/hearsay/train.jsonl", "legalbench/hearsay/test.jsonl",
+        "legalbench/hearsay/README.md", "legalbench/rule_qa/test.jsonl",
+        "legalbench/rule_qa/README.md"]
+    chunks, reports = [], []
+    for s in sources:
+        got, report = load(s)
+        chunks += got
+        reports.append(report)
+    ids = [c.id for c in chunks]
+    assert len(ids) == len(set(ids)) == 5
+    assert ids[0] == "legal:legalbench.hearsay.train:L1"
+    assert chunks[0].text == "A said B." and chunks[0].meta == {"label": "Yes"}
+    assert chunks[0].source == "legalbench/hearsay/train.jsonl"
+    assert reports[1].skipped == 1  # the empty record: counted, not lost silently
+    qa = next(c for c in chunks if "rule_qa.test" in c.id)
+    assert qa.text == "Question: Where is X codified?\nAnswer: 28 USC 1332"
+    assert any(c.title == "hearsay" and "out-of-court" in c.text for c in chunks)
 
 
 def test_split_sentences_packs_whole_sentences_within_limit() -> None:
@@ -310,7 +305,9 @@ def test_paragraph_numbering_survives_skipped_lines() -> None:
 def test_real_knowledge_sources_first_records(domain: str, first_ids: list[str]) -> None:
     sources = builtin_sources(domain, DATA_DIR)
     assert not any("dev300" in s.path.name or "_val" in s.path.name for s in sources)
-    for source, expected in zip(sources, first_ids, strict=True):
+    if domain == "legal":
+        assert {s.name.split("/")[1] for s in sources[1:]} >= {"hearsay", "rule_qa", "proa"}
+    for source, expected in zip(sources, first_ids, strict=False):
         report_chunks = []
         report = LoadReport(source.name)
         for chunk in source.read(report):
