@@ -30,8 +30,8 @@ from eval.scoring import (
     EvidenceSplit,
     Interval,
     MethodMetrics,
-    PairTest,
     OptionCount,
+    PairTest,
     RunMetrics,
     SameQuestions,
     score_run,
@@ -280,20 +280,6 @@ def _mean_mass(opts: dict[str, OptionCount], n: int) -> str:
 
 def significance_matrix(order: list[str], pairs: list[PairTest]) -> list[str]:
     """A methods × methods Markdown table of the McNemar tests (EM or accuracy) in `pairs`:
-def _max_ratio(opts: dict[str, OptionCount]) -> str:
-    chosen = sum(o.chosen for o in opts.values())
-    gold = sum(o.gold for o in opts.values())
-    ratios = [(o.chosen / chosen) / (o.gold / gold) for o in opts.values()
-              if o.gold and chosen and gold]
-    return f"{max(ratios):.2f}" if ratios else "–"
-
-
-def _mean_mass(opts: dict[str, OptionCount], n: int) -> str:
-    if not n or all(o.mass is None for o in opts.values()):
-        return "–"
-    return " · ".join(f"{lb} {(o.mass or 0.0) / n:.2f}" for lb, o in opts.items())
-
-
     cell (row, column) is row's wins minus column's wins with the exact p.
 
     The one matrix of the project: `kgrag report`, `kgrag score --same` and the marked

@@ -64,6 +64,9 @@ class OptionCount(BaseModel):
     chosen: int = 0
     correct: int = 0
     gold: int = 0
+    # summed probability the reader gave the label (its "choose" step's letter
+    # distribution over the options); None where the answers were parsed from replies
+    mass: float | None = None
 
 
 class MethodMetrics(BaseModel):
@@ -101,6 +104,9 @@ class MethodMetrics(BaseModel):
     evidence_hit: Interval | None = None  # MCQ: the correct option's text is in the evidence
     matching: dict[str, float] | None = None  # KG methods: how concepts met the graph
     options: dict[str, OptionCount] | None = None  # MCQ: answers by option label
+    # metakgrag-oa's evidence gate: how often it answered closed-book, and the accuracy
+    # on each side ({"questions", "fired", "fired_correct", "kept_correct"})
+    gate: dict[str, int] | None = None
 
 
 class PairTest(BaseModel):
@@ -166,10 +172,14 @@ def answered_first(line: RunLine) -> bool:
 
 
 def chosen_option(line: RunLine) -> str | None:
-    """The option a multiple-choice prediction chose (None: a Fail), read as its prompt
-    asked: an answer-first reply by its opening label (`parse_choice`)."""
+    """The option a multiple-choice prediction chose (None: a Fail): the label its last
+    "choose" step read from the letter probabilities, else read from the reply as its
+    prompt asked (an answer-first reply by its opening label, `parse_choice`)."""
     if line.prediction.error:
         return None
+    read = [s for s in line.prediction.trace if s.stage == "choose" and "label" in s.data]
+    if read:  # read from the letter probabilities (`kgrag.reader`): no reply to parse
+        return str(read[-1].data["label"])
     return parse_question_choice(line.prediction.answer, line.question,
                                  answer_first=answered_first(line))
 
@@ -218,6 +228,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
     m.options = option_counts(lines)
+    m.gate = gate_counts(lines)
     m.prr = path_refinement(lines)
     hits = [evidence_has_answer(ln) for ln in lines
             if ln.question.is_multiple_choice and ln.prediction.setting.startswith("kg")]
@@ -257,7 +268,27 @@ def option_counts(lines: list[RunLine]) -> dict[str, OptionCount] | None:
             count = counts.setdefault(chosen, OptionCount())
             count.chosen += 1
             count.correct += chosen in ln.question.answers
+        read = [s for s in ln.prediction.trace if s.stage == "choose" and "letters" in s.data]
+        for label, p in (read[-1].data["letters"].items() if read else ()):
+            count = counts.setdefault(label, OptionCount())
+            count.mass = (count.mass or 0.0) + float(p)
     return dict(sorted(counts.items()))
+
+
+def gate_counts(lines: list[RunLine]) -> dict[str, int] | None:
+    """How often an evidence gate ("gate" trace step) sent a question closed-book, and
+    the correct answers on each side; None when the method has no gate."""
+    out = {"questions": 0, "fired": 0, "fired_correct": 0, "kept_correct": 0}
+    for ln in lines:
+        steps = [s for s in ln.prediction.trace if s.stage == "gate"]
+        if not steps:
+            continue
+        fired = not steps[-1].data.get("use_evidence", True)
+        right = per_question_scores(ln).get("correct", 0.0) > 0
+        out["questions"] += 1
+        out["fired"] += fired
+        out["fired_correct" if fired else "kept_correct"] += right
+    return out if out["questions"] else None
 
 
 PASSAGE_SETTINGS = ("open", "gold")  # `Answer.setting` of methods that read passages
