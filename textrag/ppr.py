@@ -33,11 +33,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from kgrag.errors import KgragError
-from kgrag.method import named
-from kgrag.types import Passage
+from kgrag.method import Answer, Trace
+from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig
 from metakg.seeds import EntityMatcher, store_matcher
-from textrag.retrievers import BaseRetriever, shared
+from textrag.baselines import RAG, IRCoT
+from textrag.retrievers import BaseRetriever, RetrieverFor, shared
 
 if TYPE_CHECKING:
     from kgrag.method import QAMethod
@@ -73,8 +74,8 @@ class PPRRetriever(BaseRetriever):
     """Passages by PPR over the entity graph, fused with text retrievers (module doc).
 
     `others` empty (and `weights` = (1,)) gives the graph ranking alone (`ppr` in
-    `kgrag corpus recall`). `last` keeps the seeds and top entities of the latest search
-    for the trace.
+    `kgrag corpus recall`). `history` keeps each search's query, seeds and top entities
+    (the methods put them in the trace and clear it per question).
     """
 
     kind: ClassVar[str] = "kg-ppr"
@@ -87,13 +88,15 @@ class PPRRetriever(BaseRetriever):
         if len(self.weights) != 1 + len(self.others):
             raise ValueError("one weight for the graph ranking and one per other retriever")
         self.depth = depth
-        self.last: dict[str, list[str]] = {"seeds": [], "entities": []}
+        self.history: list[dict[str, object]] = []
 
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         depth = max(k, self.depth)
         seeds = self.matcher.match(query).keys
         graph_hits, ranked = self.graph.passages(seeds, depth)
-        self.last = {"seeds": list(seeds), "entities": [e for e, _ in ranked[:10]]}
+        self.history.append({"query": query, "seeds": list(seeds),
+                             "entities": [e for e, _ in ranked[:10]],
+                             "graph_passages": [p.id for p, _ in graph_hits[:10]]})
         if not self.others:
             return graph_hits[:k]
         rankings = [[p for p, _ in graph_hits],
@@ -118,16 +121,42 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
                         others)
 
 
-def _factory(kind: str) -> MethodFactory:
-    def build(p: Platform, domain: str | None) -> QAMethod:
-        from textrag.baselines import RAG, IRCoT
+class _GraphTrace:
+    """Mixin for a text method over a `PPRRetriever`: one `graph` trace step per question
+    with every search's seeds, top entities and graph-ranked passages."""
 
-        cls = RAG if kind == "rag" else IRCoT
-        name = "kg-ppr" if kind == "rag" else "ircot-ppr"
-        return named(cls, name)(p.chat_model, shared(ppr_retriever(p, domain)), store=p.store)
+    retriever_for: RetrieverFor
+
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        retriever = self.retriever_for(question)
+        if isinstance(retriever, PPRRetriever):
+            retriever.history.clear()
+        answer: Answer = super()._answer(question, trace)  # type: ignore[misc]
+        if isinstance(retriever, PPRRetriever):
+            seeds = sorted({s for h in retriever.history for s in h["seeds"]})  # type: ignore[attr-defined]
+            trace.add("graph", f"seeds: {', '.join(seeds) or '(none: text retrieval only)'}",
+                      searches=list(retriever.history))
+        return answer
+
+
+class KGPPR(_GraphTrace, RAG):
+    """`rag` over `PPRRetriever`."""
+
+    name: ClassVar[str] = "kg-ppr"
+
+
+class IRCoTPPR(_GraphTrace, IRCoT):
+    """`ircot` over `PPRRetriever`."""
+
+    name: ClassVar[str] = "ircot-ppr"
+
+
+def _factory(cls: type[KGPPR | IRCoTPPR]) -> MethodFactory:
+    def build(p: Platform, domain: str | None) -> QAMethod:
+        return cls(p.chat_model, shared(ppr_retriever(p, domain)), store=p.store)
 
     return build
 
 
-PPR_FACTORIES: dict[str, MethodFactory] = {"kg-ppr": _factory("rag"),
-                                           "ircot-ppr": _factory("ircot")}
+PPR_FACTORIES: dict[str, MethodFactory] = {"kg-ppr": _factory(KGPPR),
+                                           "ircot-ppr": _factory(IRCoTPPR)}

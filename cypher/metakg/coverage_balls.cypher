@@ -11,4 +11,4 @@ CALL (e) {
   LIMIT $cap
   RETURN collect(n.key) AS neighbours
 }
-RETURN k AS key, neighbours, COUNT { (e)-[:REL]-() } AS degree
+RETURN k AS key, neighbours

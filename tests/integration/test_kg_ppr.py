@@ -15,9 +15,8 @@ from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds
 from metakg.seeds import store_matcher
-from textrag.baselines import RAG
 from textrag.corpus import delete_passages, load_corpus
-from textrag.ppr import PPRRetriever
+from textrag.ppr import KGPPR, PPRRetriever
 from textrag.retrievers import BM25Retriever, DenseRetriever, shared
 
 # passage id → (title, text, facts its chunk yields)
@@ -75,8 +74,8 @@ def test_the_graph_ranking_follows_the_walk_from_the_seed(platform, graph, corpu
     # seed big stone gap; PPR: bsg > adriana > greenwich > nyc; p4 (Jaws) is unreachable
     assert [h.passage.id for h in hits] == [corpus + p for p in ("p1", "p2", "p3")]
     assert hits[0].passage.title == "Big Stone Gap (film)"
-    assert r.last["seeds"] == ["big stone gap"]
-    assert r.last["entities"][:2] == ["big stone gap", "adriana trigiani"]
+    assert r.history[-1]["seeds"] == ["big stone gap"]
+    assert r.history[-1]["entities"][:2] == ["big stone gap", "adriana trigiani"]
     assert platform.store.stats.queries - before == 3  # keys, subgraph, passages
 
 
@@ -93,8 +92,11 @@ def test_fused_with_bm25_and_dense_and_read_like_rag(platform, graph, corpus) ->
     q = Question(id="q", text=QUESTION, answers=["Greenwich Village"],
                  contexts=[Passage(id="gold", title="Gold", text="never read")])
     fresh = ppr(platform, graph, corpus, text)  # r remembers the question's keys
-    pred = RAG(model, shared(fresh), store=platform.store).answer(q)
+    pred = KGPPR(model, shared(fresh), store=platform.store).answer(q)
     assert pred.error is None and pred.answer == "Greenwich Village"
+    assert pred.method == "kg-ppr"
+    graph_step = next(s for s in pred.trace if s.stage == "graph")
+    assert graph_step.data["searches"][0]["seeds"] == ["big stone gap"]
     assert pred.setting == "open"
     # 3 graph round trips + BM25 + dense, nothing else
     assert pred.usage.cypher_queries == 5

@@ -12,8 +12,7 @@ import pytest
 from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig, Subgraph, personalized_pagerank
 from metakg.seeds import EntityMatcher
-from textrag.baselines import RAG
-from textrag.ppr import PPRRetriever, weighted_rrf
+from textrag.ppr import KGPPR, PPRRetriever, weighted_rrf
 from textrag.retrievers import shared
 
 
@@ -151,9 +150,10 @@ def test_seeds_never_read_gold_paragraphs_or_supporting_titles() -> None:
                  supporting=["Poisoned Gold Title"],
                  contexts=[Passage(id="g", title="Poisoned Gold Title", text="secret secret")])
     model = ScriptedModel(["Adriana Trigiani directed it. So the answer is: Adriana Trigiani."])
-    rag = RAG(model, shared(retriever(store, [bm25])), store=None)
-    pred = rag.answer(q)
+    pred = KGPPR(model, shared(retriever(store, [bm25])), store=None).answer(q)
     assert pred.error is None and pred.answer == "Adriana Trigiani"
+    assert [s.stage for s in pred.trace][-1] == "graph"
+    assert pred.trace[-1].data["searches"][0]["seeds"] == ["big stone gap"]
     sent = repr(store.params) + repr(bm25.queries)
     assert "poisoned" not in sent.casefold() and "secret" not in sent.casefold()
     assert bm25.queries == [q.text]
