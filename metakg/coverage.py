@@ -35,9 +35,9 @@ Shares (all in [0, 1]; "within h" includes shorter distances):
 
 It reads the answers only to score coverage; nothing here writes to a graph.
 
->>> report = measure_coverage(questions, store_matcher(store, "commonsense"),
+>>> report = measure_coverage(questions, store_matcher(store, "commonsense"),  # doctest: +SKIP
 ...                           CypherReach(store, "commonsense"))
->>> report.correct_within_hops["2"]
+>>> report.correct_within_hops["2"]  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -136,8 +136,8 @@ class PassageIds:
 class GraphPPR:
     """Seeds → subgraph → PPR → passages, over one domain in Neo4j (two round trips).
 
-    >>> GraphPPR(store, "wikipedia", PassageIds("wikipedia:wiki_passages:")).passages(
-    ...     ["big stone gap"], k=10)
+    >>> ppr = GraphPPR(store, "wikipedia", PassageIds("wikipedia:wiki_passages:"))  # doctest: +SKIP
+    >>> ppr.passages(["big stone gap"], k=10)  # doctest: +SKIP
     """
 
     def __init__(self, store: GraphStore, domain: str, ids: PassageIds,

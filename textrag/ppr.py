@@ -22,9 +22,9 @@ never reach it (tested).
 | `ircot-ppr` | `ircot` with `PPRRetriever` for the question and every thought |
 
 >>> ids = PassageIds("wikipedia:wiki_passages:")
->>> r = PPRRetriever(GraphPPR(store, "wikipedia", ids), store_matcher(store,
+>>> r = PPRRetriever(GraphPPR(store, "wikipedia", ids), store_matcher(store,  # doctest: +SKIP
 ...                  "wikipedia"), [BM25Retriever(store), DenseRetriever(store, embedder)])
->>> [h.passage.title for h in r.search("Who directed Big Stone Gap?", 5)]
+>>> [h.passage.title for h in r.search("Who directed Big Stone Gap?", 5)]  # doctest: +SKIP
 """
 
 from __future__ import annotations
