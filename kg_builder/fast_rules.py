@@ -69,15 +69,13 @@ class RawFact:
 
 def kind_of(relation: str) -> str:
     """The relation kind (`kg_builder.domains`) a rule's relation belongs to."""
-    words = relation.split()
+    words = [w for w in relation.split() if w != "not"]
     last = words[-1] if words else ""
-    if relation in ("is a", "is not a", "is"):
-        return "conceptual" if relation != "is" else "property"
-    if relation == "has":
-        return "property"
+    if words in (["is", "a"], ["is"], ["has"]):
+        return "conceptual" if words == ["is", "a"] else "property"
     if relation == "used for":
         return "function"
-    if words and words[0].removeprefix("not ") in CAUSAL_VERBS:
+    if words and words[0] in CAUSAL_VERBS:
         return "causal"
     if last in TEMPORAL:
         return "temporal"
