@@ -3,6 +3,7 @@
 | name | what |
 |---|---|
 | `metakgrag` | MetaKGRAG (Alg. 1): greedy paths from each start, refined by the cycle |
+| `metakgrag-oa` | ours: option-anchored paths (1–3 hops) grouped by option, evidence gate |
 | `metakgrag-no-cycle` … `-no-restart` | the §4.2.2 ablations (Table 6) |
 | `kg-vanilla` | vanilla KG-RAG: the matched entities' top-k facts, no cycle |
 | `tog` | Think-on-Graph-style LLM-pruned beam search (`metakg.tog`) |
@@ -27,6 +28,7 @@ from metakg.cycle import refine
 from metakg.graph import Triple, integrate_evidence_paths
 from metakg.kg_method import NO_EVIDENCE, Context, KGMethod
 from metakg.neo4j_source import CypherBackend
+from metakg.option_anchored import OptionAnchored
 from metakg.tog import ThinkOnGraph
 from metakg.trace import RefinementView, render_triple
 
@@ -66,6 +68,13 @@ class MetaKGRAG(KGMethod):
                           f"stop {ref.stop}; final path {final}",
                           **view.model_dump(mode="json"), **ctx.meter.take())
         return list(integrate_evidence_paths(r.final for r in refinements).triples)
+
+
+class MetaKGRAGOptionAnchored(OptionAnchored, MetaKGRAG):
+    """Ours, the default for multiple choice: option-anchored paths, evidence grouped by
+    option, and an evidence gate (`metakg.option_anchored`). Not in the paper."""
+
+    name: ClassVar[str] = "metakgrag-oa"
 
 
 class MetaKGRAGNoCycle(MetaKGRAG):
@@ -153,8 +162,8 @@ def _factory(cls: type[KGMethod]) -> Factory:
 
 
 METHOD_CLASSES: tuple[type[KGMethod], ...] = (
-    MetaKGRAG, MetaKGRAGNoCycle, MetaKGRAGNoCompleteness, MetaKGRAGNoRelevance,
-    MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph, KGNoEvidence)
+    MetaKGRAG, MetaKGRAGOptionAnchored, MetaKGRAGNoCycle, MetaKGRAGNoCompleteness,
+    MetaKGRAGNoRelevance, MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph, KGNoEvidence)
 
 FACTORIES: dict[str, Factory] = {cls.name: _factory(cls) for cls in METHOD_CLASSES}
 # Every method here reads the domain graph (`kgrag.platform.graph_methods()`).

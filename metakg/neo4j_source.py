@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import cypher
 from kgrag.errors import KgragError
+from metakg.anchored import HopRow
 from metakg.backend import (
     QUESTION,
     CandidateOps,
@@ -160,6 +161,22 @@ class CypherGraph(CandidateOps):
                                    float(r["weight"])))
         self._hops[cache_key] = found
         return found
+
+    # ------------------------------------------------------------------ option-anchored
+    def anchored_hop(self, frontier: Sequence[str], targets: Sequence[str],
+                     visited: Sequence[str], cap: int) -> list[HopRow]:
+        """One hop of option-anchored retrieval (`metakg.anchored`): one round trip."""
+        self.calls += 1
+        rows = self._b.store.read("metakg/anchored_hop", {
+            "domain": self.domain, "frontier": list(frontier), "targets": list(targets),
+            "visited": list(visited), "cap": cap, "q": self._q})
+        out = []
+        for r in rows:
+            self._names.setdefault(r["source"], r["source_name"] or r["source"])
+            self._names.setdefault(r["key"], r["name"] or r["key"])
+            out.append(HopRow(r["source"], Triple(r["head"], r["predicate"], r["tail"]),
+                              r["key"], r["name"] or r["key"], bool(r["hit"]), float(r["s"])))
+        return out
 
     # ------------------------------------------------------------------ EntityIndex
     def nearest(self, concept: str, k: int) -> Sequence[tuple[str, float]]:

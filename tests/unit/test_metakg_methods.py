@@ -268,6 +268,7 @@ def test_factories_build_each_method_with_its_ablation_switches() -> None:
                                embedder=TableEmbedder(), settings=settings)
     expected = {
         "metakgrag": Ablation(),
+        "metakgrag-oa": Ablation(),
         "metakgrag-no-cycle": Ablation(cycle=False),
         "metakgrag-no-completeness": Ablation(completeness_check=False),
         "metakgrag-no-relevance": Ablation(relevance_check=False),
