@@ -9,7 +9,7 @@ DEMO_APP ?= 1
 E2E_CHROMIUM ?= /usr/bin/chromium
 E2E_STAMP := app/e2e/node_modules/.installed
 
-.PHONY: install llama-rebuild llama-check e2e-deps demo test test-unit test-integration test-slow lint neo4j-start neo4j-stop bench clean
+.PHONY: install llama-rebuild llama-check e2e-deps demo test test-unit lint neo4j-start neo4j-stop bench clean
 
 $(BIN)/python:
 	@command -v $(PY) >/dev/null || { echo "Python 3.11 is required ($(PY) not found)"; exit 1; }
@@ -80,19 +80,21 @@ $(E2E_STAMP): app/e2e/package.json app/e2e/package-lock.json
 demo: install
 	@if [ "$(DEMO_APP)" = "0" ]; then $(BIN)/kgrag demo --no-app; else $(BIN)/kgrag demo; fi
 
-# Unit tests, then integration tests against the real Neo4j (started by the launcher
-# unless NEO4J_URI is set), then slow tests with a real GGUF model (the browser test too).
+# Unit tests, then the tests that read the committed runs in docs/results, then integration
+# tests against the real Neo4j (started by the launcher unless NEO4J_URI is set), then slow
+# tests with a real GGUF model (a llama.cpp server and the browser test too).
 test: install e2e-deps
 	@$(MAKE) --no-print-directory llama-check
 	@command -v mvn >/dev/null || { echo "Maven is needed to fetch Neo4j (apt-get install maven)"; exit 1; }
-	$(BIN)/kgrag models fetch $(TEST_MODEL) smollm2-135m
+	$(BIN)/kgrag models fetch $(TEST_MODEL)
 	@if [ -z "$$NEO4J_URI" ]; then $(BIN)/kgrag neo4j start; fi
-	KGRAG_TEST_MODEL=$(TEST_MODEL) $(BIN)/python -m pytest -m "not slow and not integration" -q
+	KGRAG_TEST_MODEL=$(TEST_MODEL) $(BIN)/python -m pytest -m "not slow and not integration and not results" -q
+	$(BIN)/python -m pytest -m "results and not slow and not integration" -q
 	$(BIN)/python -m pytest -m "integration and not slow" -q
 	KGRAG_TEST_MODEL=$(TEST_MODEL) $(BIN)/python -m pytest -m "slow" -q
 
 test-unit: install
-	$(BIN)/python -m pytest -m "not slow and not integration" -q
+	$(BIN)/python -m pytest -m "not slow and not integration and not results" -q
 
 lint: install
 	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests scripts

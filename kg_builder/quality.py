@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from kg_builder.jobs import list_jobs
 from kg_builder.resolution import resolution_rows
 from kg_builder.resolve import UnionFind
-from kgrag.errors import KgragError
+from kgrag.errors import DomainNotBuilt
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
@@ -66,9 +66,7 @@ def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> Qual
     rows = p.store.read("kg/stats", {"domain": domain})
     s = rows[0] if rows else {}
     if not s or s["entities"] == 0:
-        raise KgragError(f"domain {domain!r} has no graph",
-                         hint=f"build it (`kgrag build --domain {domain}`) or import an "
-                         f"export (`kgrag graph import data/graphs/{domain}.jsonl.gz`)")
+        raise DomainNotBuilt(domain, "has no graph")
     dupes = sum(len(r["merge"]) for r in resolution_rows(p.store, domain)[0]) if duplicates else 0
     jobs = list_jobs(p.settings.home, domain)
     job = jobs[0] if jobs else None

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kgrag.errors import KgragError
+from kgrag.errors import DomainNotBuilt, KgragError
 from kgrag.platform import Platform, available_methods
 
 if TYPE_CHECKING:
@@ -553,8 +553,7 @@ def graph_drop(
     p = Platform()
     fp = graph_fingerprint(p.store, domain)
     if fp.entities == 0 and fp.chunks == 0:
-        raise KgragError(f"Neo4j holds no graph for the domain {domain!r}",
-                         hint="`kgrag graph stats --domain D` shows a domain's graph")
+        raise DomainNotBuilt(domain, "has no graph in Neo4j")
     if not yes and not typer.confirm(f"Remove the {domain} graph ({fp.entities:,} entities, "
                                      f"{fp.facts:,} facts, {fp.chunks:,} chunks)?"):
         raise typer.Exit(1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class KgragError(Exception):
     """An error the user can act on: `message` says what happened, `hint` what to do.
@@ -19,6 +21,24 @@ class KgragError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+
+class DomainNotBuilt(KgragError):
+    """The graph of a domain is missing or empty: the one error every command and method
+    raises for it, naming the domains that are built and the commands that build one.
+
+    >>> str(DomainNotBuilt("law", "has no entities", ["legal"])).splitlines()[0]
+    "domain 'law' has no entities. Built domains: legal."
+    """
+
+    def __init__(self, domain: str, problem: str = "is not built",
+                 known: Sequence[str] = ()) -> None:
+        built = f" Built domains: {', '.join(known)}." if known else ""
+        super().__init__(
+            f"domain {domain!r} {problem}.{built}",
+            hint=f"build it with `kgrag build --domain {domain}` or load an export with "
+            f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")
+        self.domain = domain
 
 
 class Neo4jUnavailable(KgragError):

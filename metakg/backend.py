@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
-from kgrag.errors import KgragError
+from kgrag.errors import DomainNotBuilt
 from metakg.config import MetaKGConfig
 from metakg.graph import Adjustments, Candidate, Triple
 from metakg.memory import InMemoryGraph
@@ -133,21 +133,12 @@ class GraphBackend(Protocol):
     def store(self) -> GraphStore | None: ...
 
     def check(self, domain: str) -> DomainInfo:
-        """The domain's counts; raises `KgragError` when it is not built."""
+        """The domain's counts; raises `DomainNotBuilt` when it is not built."""
         ...
 
     def open(self, domain: str, question: str, concepts: Sequence[str]) -> QuestionGraph:
         """Embed the question and concepts (named `QUESTION`, `concept_name(c)`)."""
         ...
-
-
-def unbuilt_domain(domain: str, problem: str, known: Sequence[str] = ()) -> KgragError:
-    """The one error every backend raises for a domain that cannot be queried."""
-    built = f" Built domains: {', '.join(known)}." if known else ""
-    return KgragError(
-        f"the graph of domain {domain!r} {problem}.{built}",
-        hint=f"build it with `kgrag build --domain {domain}` or load an export with "
-        f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")
 
 
 def unit(vector: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -242,7 +233,7 @@ class MemoryBackend:
     def check(self, domain: str) -> DomainInfo:
         self.checks += 1
         if not self.entities:
-            raise unbuilt_domain(domain, "has no entities")
+            raise DomainNotBuilt(domain, "has no entities")
         return DomainInfo(domain, len(self.entities), len(self.entities), len(self.triples))
 
     def open(self, domain: str, question: str, concepts: Sequence[str]) -> MemoryGraph:

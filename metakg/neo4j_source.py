@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import cypher
-from kgrag.errors import KgragError
+from kgrag.errors import DomainNotBuilt, KgragError
 from metakg.anchored import HopRow
 from metakg.backend import (
     QUESTION,
@@ -32,7 +32,6 @@ from metakg.backend import (
     Fact,
     RelationOption,
     concept_name,
-    unbuilt_domain,
     unit,
 )
 from metakg.config import MetaKGConfig
@@ -81,7 +80,7 @@ class CypherBackend:
                    else "has no facts" if not info.facts else None)
         if problem:
             known = [r["name"] for r in self.store.read("kg/domains")]
-            raise unbuilt_domain(domain, problem, [k for k in known if k != domain])
+            raise DomainNotBuilt(domain, problem, [k for k in known if k != domain])
         if info.embedded < info.entities:
             log.warning("domain %s: %d of %d entities have no embedding and are skipped",
                         domain, info.entities - info.embedded, info.entities)

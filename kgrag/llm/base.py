@@ -168,16 +168,3 @@ def chat_stream(
     for i, (messages, params) in enumerate(requests):
         yield i, model.chat(messages, params)
 
-
-def chat_many(
-    model: ChatModel, conversations: Sequence[Sequence[Message]], params: GenerationParams,
-    *, parallel: int = 1, on_done: Callable[[int, Generation], None] | None = None,
-) -> list[Generation]:
-    """One reply per conversation, in order (`chat_stream` underneath); `on_done(i,
-    reply)` as each arrives."""
-    replies: list[Generation | None] = [None] * len(conversations)
-    for i, g in chat_stream(model, [(c, params) for c in conversations], parallel=parallel):
-        replies[i] = g
-        if on_done is not None:
-            on_done(i, g)
-    return [g for g in replies if g is not None]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kgrag.errors import ModelError
-from kgrag.llm.base import GenerationParams, Message, chat_many
+from kgrag.llm.base import Generation, GenerationParams, Message, chat_stream
 from kgrag.models import REGISTRY
 
 SCHEMA = {
@@ -149,29 +149,38 @@ _C = [Message("system", _SYSTEM), Message("user", "Influenza is caused by a viru
 _D = [Message("system", _SYSTEM), Message("user", "Paracetamol also lowers fever.")]
 
 
-def test_chat_many_constrained_replies_are_valid_and_reproducible(model) -> None:
+def _in_order(model, convs: list[list[Message]], params: GenerationParams,  # type: ignore[no-untyped-def]
+              seen: list[int] | None = None) -> list[Generation]:
+    replies = {}
+    for i, g in chat_stream(model, [(c, params) for c in convs], parallel=2):
+        replies[i] = g
+        if seen is not None:
+            seen.append(i)
+    return [replies[i] for i in range(len(convs))]
+
+
+def test_chat_stream_constrained_replies_are_valid_and_reproducible(model) -> None:
     """Four prompts, two decoded at a time with a grammar sampler each: every reply
-    parses, arrives through `on_done`, and a second run (warm cache, same schedule)
-    gives the same replies; a context too small for all at once still answers all."""
+    parses and arrives once, and a second run (warm cache, same schedule) gives the same
+    replies; a context too small for all at once still answers all."""
     params = GenerationParams(max_tokens=60, json_schema=SCHEMA)
     before = model.chat(_A, params).text
     seen: list[int] = []
-    first = chat_many(model, [_A, _B, _C, _D], params, parallel=2,
-                            on_done=lambda i, _g: seen.append(i))
+    first = _in_order(model, [_A, _B, _C, _D], params, seen)
     assert sorted(seen) == [0, 1, 2, 3]
     for g in first:
         data = json.loads(g.text)
         assert isinstance(data["triples"], list) and g.finish_reason == "stop"
-    again = chat_many(model, [_A, _B, _C, _D], params, parallel=2)
+    again = _in_order(model, [_A, _B, _C, _D], params)
     assert [g.text for g in again] == [g.text for g in first]
-    assert chat_many(model, [], params) == []
+    assert _in_order(model, [], params) == []
     # a prompt's tail + max_tokens is reserved: with over half of the 2,048 cells per
     # prompt only one fits at a time, yet both are answered (one after the other)
     big = GenerationParams(max_tokens=2048 - 150 - len(model.tokenize_chat(_A)) // 2,
                            json_schema=SCHEMA)
-    waves = chat_many(model, [_A, _B], big, parallel=2)
+    waves = _in_order(model, [_A, _B], big)
     assert all(json.loads(g.text)["triples"] is not None for g in waves)
-    # ordinary chat after chat_many: the same reply as before it
+    # ordinary chat after the stream: the same reply as before it
     assert model.chat(_A, params).text == before
 
 
