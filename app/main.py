@@ -1,6 +1,6 @@
 """Entry point of the explorer: `streamlit run app/main.py [-- --runs DIR]` or `kgrag app`.
 
-Registers the four pages and shows, in the sidebar, whether Neo4j answers, the chat model,
+Registers the five pages and shows, in the sidebar, whether Neo4j answers, the chat model,
 whether the model is busy, and the Neo4j Browser link.
 """
 
@@ -49,6 +49,7 @@ def main() -> None:
         st.Page(HERE / "views" / "reasoning.py", title="Reasoning", icon=icons.REASONING),
         st.Page(HERE / "views" / "graphs.py", title="Graphs", icon=icons.GRAPH),
         st.Page(HERE / "views" / "results.py", title="Results", icon=icons.RESULTS),
+        st.Page(HERE / "views" / "compare.py", title="Compare", icon=icons.COMPARE),
     ]
     nav = st.navigation(pages)
     sidebar()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from eval.agreement import agreement_lines
 from eval.bertscore import BERTSCORE_LAYER, BERTSCORE_MODEL
+from eval.compare import compare_markdown, plot_score_seconds
 from eval.geval import DIMENSIONS
 from eval.html import markdown_to_html
 from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
@@ -352,6 +353,9 @@ def _run_section(i: int, run: Path, out: Path, bertscore: bool) -> list[str]:
         img = fn(out / f"{stem}-{kind}.png")
         if img:
             parts.append(f"![{kind}]({img.name})\n")
+    ablations = [v for vs in ABLATIONS.values() for v in vs]
+    scatter = plot_score_seconds(metrics, out / f"{stem}-compare.png", exclude=ablations)
+    parts.append(compare_markdown(metrics, scatter.name if scatter else None))
     return parts
 
 

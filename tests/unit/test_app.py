@@ -323,3 +323,27 @@ def test_app_command_line() -> None:
     assert argv[argv.index("--server.address") + 1] == "0.0.0.0"
     assert argv[-3:] == ["--", "--runs", "my-runs"]
     assert app.state.app_args(["--runs", "x"]).runs == Path("x")
+
+
+# ---------------------------------------------------------------------- Compare
+def test_compare_renders_the_committed_hotpotqa_run(tmp_path: Path, use) -> None:
+    """The committed HotpotQA dev run: every method's row with its setting, the score
+    against seconds plot, and one question's answers beside their passages and paths."""
+    root = Path(__file__).resolve().parents[2] / "docs" / "results"
+    use(make_platform(tmp_path, []))
+    at = page("compare", cmp_root=str(root))
+    assert at.selectbox(key="cmp_run").value == str(root / "hotpotqa-dev")
+    table = at.dataframe[0].value
+    settings = dict(zip(table["method"], table["setting"], strict=True))
+    assert settings["llm"] == "closed-book" and settings["rag"] == "open"
+    assert settings["rag-gold"] == "gold" and settings["metakgrag"] == "kg"
+    assert table["F1 %"].notna().all() and (table["s/question"] > 0).all()
+    assert len(at.get("image")) == 1  # the scatter
+    at.multiselect(key="cmp_methods").set_value(["llm", "rag", "metakgrag"]).run()
+    assert not at.exception, at.exception
+    shown = texts(at, "markdown")
+    assert any(m.startswith("**Q:** The director of the romantic comedy") for m in shown)
+    assert "_Evidence: 3 passages_" in shown  # rag's top 3
+    assert any(m.startswith("_Evidence:") and m.endswith(" paths_") for m in shown)
+    assert "no evidence (closed-book, or nothing retrieved)" in texts(at, "caption")
+    assert any(m.startswith("- **Big Stone Gap") and "is a 2014 American" in m for m in shown)
