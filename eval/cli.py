@@ -20,9 +20,41 @@ console = Console()
 
 
 def register(app: typer.Typer) -> None:
-    """Add `sweep` and `evidence` to the root `kgrag` app."""
+    """Add `sweep`, `evidence` and `reader prior` to the root `kgrag` app."""
     app.command("sweep")(sweep)
     app.command("evidence")(evidence)
+    reader_app = typer.Typer(no_args_is_help=True,
+                             help="The multiple-choice reader (letter probabilities).")
+    reader_app.command("prior")(reader_prior)
+    app.add_typer(reader_app, name="reader")
+
+
+def reader_prior(
+    dataset: Annotated[str, typer.Option(help="csqa, medqa or mmlu-law: the prior is "
+                                              "estimated from its calibration file "
+                                              "(never an evaluation file).")],
+    n: Annotated[int, typer.Option(min=1, help="Calibration questions (each read under "
+                                               "every rotation of its options).")] = 120,
+    model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Prior file (default: where "
+                                                  "`--bias prior` looks for it).")] = None,
+) -> None:
+    """Estimate the model's prior over option positions (PriDe) for `kgrag eval --bias
+    prior`: from a training, knowledge-source or validation file only."""
+    from eval.prior import estimate_prior
+    from kgrag.cli import _platform
+    from kgrag.reader import prior_path
+
+    p = _platform(model)
+    prior = estimate_prior(p.chat_model, dataset, p.settings.data_dir, n)
+    root = p.reader_config().prior_dir
+    assert root is not None  # resolved by the platform
+    path = out or prior_path(root, p.chat_model.name, dataset)
+    prior.save(path)
+    shares = " · ".join(f"{lb} {v:.3f}" for lb, v in zip(prior.labels, prior.probs,
+                                                           strict=True))
+    console.print(f"position prior of {prior.model} on {dataset} from {prior.questions} "
+                  f"questions of {prior.source}: {shares}\nwritten: {path}")
 
 
 def sweep(

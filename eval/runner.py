@@ -100,7 +100,18 @@ class RunConfig(BaseModel):
                  ("dataset_path", "domain", "model", "model_sha256", "cypher_digest", "seed")}
         return ident | {"prompt_digests": dict(sorted(self.prompt_digests.items())),
                         "graph": str(self.graph) if self.graph else None,
-                        "seakr_calibration": self.seakr_calibration}
+                        "seakr_calibration": self.seakr_calibration,
+                        "reader": self.reader_identity()}
+
+    def reader_identity(self) -> dict[str, Any] | None:
+        """The multiple-choice reader's settings when not the defaults (None: defaults,
+        as in runs written before the reader had settings), e.g. a bias correction."""
+        from kgrag.reader import ReaderConfig
+
+        reader = {k: v for k, v in (self.settings.get("reader") or {}).items()
+                  if k != "prior_dir"}
+        default = ReaderConfig().model_dump(mode="json", exclude={"prior_dir"})
+        return reader if reader and reader != default else None
 
 
 class RunLine(BaseModel):

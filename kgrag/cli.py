@@ -334,12 +334,24 @@ def eval_(
         help="Decode the explanation the KG answer prompt asks for after the option. "
              "Off: an answer-first reply stops once its option is read (the same option; "
              "the trace marks the cut).")] = False,
+    bias: Annotated[str | None, typer.Option(
+        help="Multiple choice: position-bias correction of the letter reader: none, "
+             "rotate (cyclic permutations averaged) or prior (PriDe; `kgrag reader "
+             "prior`). Default: the configured one (none).")] = None,
+    rotations: Annotated[int | None, typer.Option(
+        min=0, help="Passes for --bias rotate (0: one per option).")] = None,
 ) -> None:
     """Answer a dataset's questions with each method into a resumable run directory."""
     from eval.runner import run_eval
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     p = _platform(model)
+    if bias is not None or rotations is not None:
+        from kgrag.reader import ReaderConfig
+
+        update = {k: v for k, v in (("bias", bias), ("rotations", rotations)) if v is not None}
+        p.settings.reader = ReaderConfig.model_validate(
+            p.settings.reader.model_dump() | update)
     run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
     run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
              redo_errors=redo_errors, replay=replay, explanations=explanations)
