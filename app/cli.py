@@ -41,7 +41,8 @@ def app_command(
     runs: Annotated[Path, typer.Option(help="Folder of run directories (kgrag eval --out).")
                     ] = Path("runs"),
 ) -> None:
-    """Start the Streamlit explorer (Ask, Reasoning, Graphs, Results) on http://ADDRESS:PORT."""
+    """Start the Streamlit explorer (Ask, Reasoning, Graphs, Results, Compare) on
+    http://ADDRESS:PORT."""
     if importlib.util.find_spec("streamlit") is None:
         raise KgragError("Streamlit is not installed in this environment",
                          hint="pip install -e '.[app]' (make install does this)")

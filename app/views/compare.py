@@ -1,7 +1,8 @@
 """Compare: every method of one run side by side. Its rows (setting, headline score with
 CI, EM, seconds per question), the score against seconds per question, and per question
 each method's answer beside the evidence it read (paths for graph methods, passages for
-text methods). The numbers are `kgrag score`'s (`eval.compare`, `eval.scoring`)."""
+text methods). The numbers are `kgrag score`'s (`eval.compare`, `eval.scoring`).
+`/compare?run=hotpotqa-dev&methods=llm,rag,metakgrag` opens a run with those methods."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def pick_run(root: Path) -> results.RunInfo | None:
         return None
     labels = {str(r.path): r.label for r in runs}
     names = [r.path.name for r in runs]
-    first = names.index("hotpotqa-dev") if "hotpotqa-dev" in names else 0
+    wanted = st.query_params.get("run", "hotpotqa-dev")  # ?run=NAME links to a run
+    first = names.index(wanted) if wanted in names else 0
     picked = st.selectbox("Run", list(labels), index=first, format_func=labels.__getitem__,
                           key="cmp_run")
     return next(r for r in runs if str(r.path) == picked)
@@ -81,8 +83,10 @@ def overview(run: results.RunInfo) -> list[CompareRow]:
     rows = compare_rows(metrics)
     st.subheader(f"Every method ({len(rows)}) — {metrics.dataset}, {metrics.model}")
     st.dataframe(rows_table(rows), hide_index=True, width="stretch")
-    for note in metrics.notes:
-        st.caption(note)
+    if metrics.notes:
+        with st.expander(f"Run notes ({len(metrics.notes)})"):
+            for note in metrics.notes:
+                st.caption(note)
     with_ablations = st.checkbox("Ablations in the plot", value=False, key="cmp_ablations")
     image = scatter(str(run.path), run.updated, with_ablations)
     if image:
@@ -95,7 +99,8 @@ def per_question(run: results.RunInfo, rows: list[CompareRow]) -> None:
     lines, qrows = load(str(run.path), run.updated)
     st.subheader("Per question: answers and the evidence they read")
     methods = [r.method for r in rows]
-    default = [m for m in methods if m not in ABLATION_NAMES][:6]
+    asked = [m for m in st.query_params.get("methods", "").split(",") if m in methods]
+    default = asked or [m for m in methods if m not in ABLATION_NAMES][:6]  # ?methods=a,b
     chosen = st.multiselect("Methods", methods, default=default, key="cmp_methods")
     needle = st.text_input("Question contains", key="cmp_text").strip().lower()
     shown = [r for r in qrows if not needle or needle in r.question.text.lower()]
