@@ -37,7 +37,7 @@ from spacy.tokens import Span, Token
 from kg_builder.normalize import clean_name, entity_key, only_function_words
 
 # Version of these rules: part of a fast build job's identity (a change re-extracts).
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 NOUN_PREPOSITIONS = frozenset((
     "of", "in", "on", "at", "from", "with", "for", "near", "inside", "under", "into",
@@ -51,6 +51,12 @@ TEMPORAL = frozenset(("during", "after", "before", "since", "until"))
 CAUSAL_VERBS = frozenset(("cause", "lead", "result", "prevent", "trigger", "produce",
                           "induce", "reduce", "increase", "inhibit", "treat"))
 WH_WORDS = frozenset(("what", "which", "who", "whom", "where", "whose"))
+_WH_TAGS = ("WP", "WDT", "WRB", "WP$")
+# "thousands of chairs", "a lot of candles": the entity is what follows "of"
+QUANTITY_NOUNS = frozenset(("lot", "lots", "number", "kind", "type", "sort", "variety",
+                            "plenty", "couple", "bunch", "amount", "thousand", "million",
+                            "hundred", "dozen", "majority", "range", "piece", "deal"))
+_KIND_NOUNS = frozenset(("kind", "type", "sort", "variety"))
 _NOUNS = frozenset(("NOUN", "PROPN", "NUM"))
 _SUBJ = ("nsubj",)
 _MAX_WORDS = 6
@@ -88,19 +94,24 @@ class _Names:
     """Entity names of the tokens of one sentence (noun chunks, wh-words → answer)."""
 
     def __init__(self, sent: Span, answer: str | None) -> None:
-        self.answer = clean_name(answer) if answer else None
         self.chunk_of: dict[int, Span] = {}
         for nc in sent.noun_chunks:
             self.chunk_of[nc.root.i] = nc
+        # the answer fills the question's one wh-word; with two ("In fact, who was very
+        # what?") it is not known which, so none is filled
+        asking = [t for t in sent if _is_question_word(t)]
+        self.answer = clean_name(answer) if answer and len(asking) == 1 else None
 
     def name(self, tok: Token) -> str | None:
         """The entity a token stands for, or None (pronouns, verbs, function words)."""
-        low = tok.lower_
-        if low in WH_WORDS or tok.tag_ in ("WP", "WDT", "WRB", "WP$"):
-            return self.answer
+        if tok.lower_ in WH_WORDS or tok.tag_ in _WH_TAGS:
+            return self.answer if _is_question_word(tok) else None
         chunk = self.chunk_of.get(tok.i)
-        if chunk is not None and any(t.lower_ in WH_WORDS for t in chunk):
+        if chunk is not None and any(_is_question_word(t) for t in chunk):
             return self.answer  # "which animal", "what kind of food"
+        if tok.lemma_.lower() in QUANTITY_NOUNS:
+            of = _of_object(tok)
+            return self.name(of) if of is not None else None
         if tok.pos_ == "PRON" or (tok.pos_ not in _NOUNS and chunk is None):
             return None
         words = chunk if chunk is not None else [
@@ -112,6 +123,23 @@ class _Names:
             return None
         words = [t for t in tok.lefts if t.dep_ == "advmod" and t.pos_ == "ADV"] + [tok]
         return _render(words)
+
+
+def _is_question_word(t: Token) -> bool:
+    """A wh-word that asks (not a relative pronoun: "someone who takes part")."""
+    if not (t.lower_ in WH_WORDS or t.tag_ in _WH_TAGS):
+        return False
+    return not any(a.dep_ in ("relcl", "acl") for a in [t.head, *t.head.ancestors][:2])
+
+
+def _of_object(tok: Token) -> Token | None:
+    """The object of a noun's "of" ("lots of [candles]")."""
+    for prep in tok.children:
+        if prep.dep_ == "prep" and prep.lower_ == "of":
+            for o in prep.children:
+                if o.dep_ == "pobj":
+                    return o
+    return None
 
 
 def _keep(t: Token, root: Token) -> bool:
@@ -160,8 +188,10 @@ def _subjects(verb: Token, deps: tuple[str, ...] = _SUBJ) -> list[Token]:
         return _subjects(verb.head, deps)
     if verb.dep_ in ("acl", "relcl") and verb.head.pos_ in _NOUNS:
         # "a tool used for cutting"; "a drug that reduces fever": the relative pronoun
-        # stands for the noun the clause describes
-        if not subs:
+        # stands for the noun the clause describes; a bare participle ("a bone located
+        # in the arm") is passive: the noun is its passive subject, not an agent
+        participle = verb.tag_ == "VBN" and not any(c.dep_ == "nsubj" for c in verb.children)
+        if not subs and (participle == ("nsubjpass" in deps)):
             subs = [verb.head]
         elif verb.dep_ == "relcl":
             subs = [verb.head if s.tag_ in ("WDT", "WP") else s for s in subs]
@@ -208,7 +238,7 @@ def _gerund_phrase(verb: Token) -> str | None:
     words = [verb.lemma_.lower()]
     if obj is not None:
         words += [t.lemma_.lower() if t.pos_ == "NOUN" else t.lower_
-                  for t in obj.subtree if t.dep_ not in ("det", "poss", "punct")
+                  for t in obj.subtree if t.dep_ not in ("det", "poss", "punct", "case")
                   and t.pos_ not in ("DET", "PRON")][:4]
     return _render_plain(" ".join(words))
 
@@ -264,15 +294,19 @@ def _verb_rules(verb: Token, facts: _Facts) -> None:
         for s in subjects:
             for a in _objects(verb, "attr"):
                 facts.tok(s, f"is {neg}a" if neg else "is a", a)
-            for a in _objects(verb, "acomp"):
+            adjectives = _objects(verb, "acomp")
+            for a in adjectives:
                 facts.add(names.name(s), f"is {neg}".strip(), names.adjective(a))
+            # "was good at his duties": a preposition on the copula is the adjective's
+            between = f"{adjectives[0].lower_} " if len(adjectives) == 1 else ""
             for prep, o in _prep_objects(verb):
-                facts.tok(s, f"is {neg}{prep}", o)
+                facts.tok(s, f"is {neg}{between}{prep}", o)
         return
     text = _verb_text(verb)
     for s in subjects:
         for o in _objects(verb, "dobj"):
-            facts.tok(s, text, o)
+            no = any(c.dep_ == "det" and c.lower_ == "no" for c in o.children)
+            facts.tok(s, f"not {text}" if no and not text.startswith("not ") else text, o)
         for prep, o in _prep_objects(verb):
             facts.tok(s, f"{text} {prep}", o)
         if verb.lemma_.lower() in ("become", "remain"):
@@ -284,6 +318,9 @@ def _verb_rules(verb: Token, facts: _Facts) -> None:
         for x in objects or subjects:
             facts.add(names.name(x), f"{text} in", names.answer)
     passive = _subjects(verb, ("nsubjpass",))
+    if where and not subjects:  # "a bone located where?" + "arm"
+        for x in passive:
+            facts.add(names.name(x), f"{_neg(verb)}{verb.lower_} in", names.answer)
     for s in passive:
         for prep, o in _prep_objects(verb):
             if prep == "by":
@@ -293,6 +330,14 @@ def _verb_rules(verb: Token, facts: _Facts) -> None:
 
 
 def _noun_rules(noun: Token, facts: _Facts) -> None:
+    lemma = noun.lemma_.lower()
+    if lemma in QUANTITY_NOUNS:  # "what kind of box" + "aquarium" → (aquarium, is a, box)
+        of = _of_object(noun)
+        chunk = facts.names.chunk_of.get(noun.i)
+        if lemma in _KIND_NOUNS and of is not None and chunk is not None and any(
+                _is_question_word(t) for t in chunk):
+            facts.add(facts.names.answer, "is a", facts.names.name(of))
+        return
     for c in noun.children:
         if c.dep_ == "appos":
             for a in _expand(c):
