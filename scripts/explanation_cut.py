@@ -13,14 +13,16 @@ option differs.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
+from typing import Annotated
+
+import typer
 
 from eval.datasets import load_dataset
 from eval.parsing import parse_question_choice, settled_rule
 from kgrag.config import load_settings
 from kgrag.platform import Platform
+from kgrag.script import run_script
 from kgrag.types import Prediction
 
 
@@ -30,23 +32,22 @@ def _generate(pred: Prediction) -> tuple[int, float]:
         "generate", step.seconds or 0.0)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", required=True)
-    ap.add_argument("--domain")
-    ap.add_argument("--method", default="metakgrag")
-    ap.add_argument("--n", type=int, default=8)
-    args = ap.parse_args()
+def main(dataset: Annotated[str, typer.Option(help="Built-in name or question file.")],
+         domain: Annotated[str | None, typer.Option(help="Graph of the KG method.")] = None,
+         method_name: Annotated[str, typer.Option("--method", help="Method.")] = "metakgrag",
+         n: Annotated[int, typer.Option(help="First N questions.")] = 8) -> None:
+    """Answer the first N questions twice, whole and cut at the option; exit 1 if an
+    option differs."""
     p = Platform(load_settings())
-    questions = load_dataset(args.dataset, p.settings.data_dir, limit=args.n).questions
-    method = p.method(args.method, args.domain)
-    method.prepare(args.domain)
+    questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
+    method = p.method(method_name, domain)
+    method.prepare(domain)
     rows, differ = [], 0
-    print(f"{args.method} on the first {len(questions)} of {args.dataset} "
+    print(f"{method_name} on the first {len(questions)} of {dataset} "
           f"({p.settings.model.chat})")
     print(" q  option whole/cut  prefix  tokens whole/cut  generate s whole/cut")
     for i, q in enumerate(questions, 1):
-        q = q.model_copy(update={"domain": args.domain or q.domain})
+        q = q.model_copy(update={"domain": domain or q.domain})
         method.settled = None
         whole = method.answer(q)
         method.settled = settled_rule
@@ -61,8 +62,9 @@ def main() -> int:
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     print(f"median: tokens {med[0]:.0f} / {med[1]:.0f}, generate {med[2]:.1f} s / "
           f"{med[3]:.1f} s; options differ on {differ} of {len(rows)}")
-    return 1 if differ else 0
+    if differ:
+        raise typer.Exit(1)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, __doc__)

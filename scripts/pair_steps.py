@@ -13,18 +13,27 @@ range of each p and of the difference.
 
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order
 from eval.stats import mcnemar, paired_bootstrap
 from kgrag.errors import KgragError
+from kgrag.script import run_script
 
 
-def main(run: Path, a: str, b: str, lo: int, hi: int, step: int) -> None:
+def main(run: Annotated[Path, typer.Argument(help="Run directory.")],
+         a: Annotated[str, typer.Argument(help="Method A.")],
+         b: Annotated[str, typer.Argument(help="Method B.")],
+         lo: Annotated[int, typer.Argument(help="FROM: the first N.")],
+         hi: Annotated[int, typer.Argument(help="TO: the last N.")],
+         step: Annotated[int, typer.Argument(help="STEP between two N.")] = 4) -> None:
+    """A against B on the run's first N questions, for N from FROM to TO."""
     _, lines = read_run(run)  # the newer line of a repeated (method, question) wins
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for ln in lines:
@@ -103,10 +112,4 @@ def summary(steps: list[Step], step: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (6, 7):
-        sys.exit(__doc__)
-    try:
-        main(Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
-             int(sys.argv[6]) if len(sys.argv) == 7 else 4)
-    except KgragError as e:  # not a run directory, an unknown method: say so, no trace
-        sys.exit(f"error: {e.message}" + (f"\n  → {e.hint}" if e.hint else ""))
+    run_script(main, __doc__)

@@ -21,23 +21,24 @@ model's answer budget (`KGMethod.answer_tokens`, `LLMOnly.max_tokens`).
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
-import sys
 import time
 from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from eval.datasets import load_dataset
+from eval.parsing import parse_question_choice
+from kgrag.baselines import LLMOnly
+from kgrag.llm.base import GenerationParams
+from kgrag.platform import Platform
+from kgrag.prompt import PromptTemplate
+from kgrag.script import run_script
+from metakg.kg_method import NO_EVIDENCE, KGMethod
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from eval.datasets import load_dataset  # noqa: E402
-from eval.parsing import parse_question_choice  # noqa: E402
-from kgrag.baselines import LLMOnly  # noqa: E402
-from kgrag.llm.base import GenerationParams  # noqa: E402
-from kgrag.platform import Platform  # noqa: E402
-from kgrag.prompt import PromptTemplate  # noqa: E402
-from metakg.kg_method import NO_EVIDENCE, KGMethod  # noqa: E402
 
 VARIANTS = {
     "llm": (ROOT / "kgrag/prompts/llm_mcq.txt", LLMOnly.max_tokens[0]),
@@ -46,32 +47,35 @@ VARIANTS = {
 }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="commonsense/csqa_train.jsonl")
-    ap.add_argument("--domain", default="commonsense")
-    ap.add_argument("--n", type=int, default=40)
-    ap.add_argument("--offset", type=int, default=9000)
-    ap.add_argument("--variants", default="llm,kg,table7")
-    ap.add_argument("--out", type=Path, default=None, help="keep the replies here (JSON lines)")
-    ap.add_argument("--replies", type=Path, default=None,
-                    help="score the replies kept in this file instead of asking the model")
-    args = ap.parse_args()
-    out = args.out.open("w", encoding="utf-8") if args.out else None
+def main(data_file: Annotated[str, typer.Option("--data", help="Question file (a knowledge "
+                                                           "source, not an eval file).")
+                              ] = "commonsense/csqa_train.jsonl",
+         domain: Annotated[str, typer.Option(help="Domain named in the KG prompt.")
+                           ] = "commonsense",
+         n: Annotated[int, typer.Option(help="Questions.")] = 40,
+         offset: Annotated[int, typer.Option(help="First record.")] = 9000,
+         variants: Annotated[str, typer.Option(help="Prompt variants.")] = "llm,kg,table7",
+         out_path: Annotated[Path | None, typer.Option(
+             "--out", help="Keep the replies here (JSON lines).")] = None,
+         replies: Annotated[Path | None, typer.Option(
+             help="Score the replies kept in this file instead of asking the model.")
+         ] = None) -> None:
+    """Ask each prompt variant with no evidence; print accuracy, Fails and options chosen."""
+    out = out_path.open("w", encoding="utf-8") if out_path else None
     p = Platform()
-    data = load_dataset(args.data, p.settings.data_dir, limit=args.offset + args.n)
-    questions = data.questions[args.offset:]
-    names = [v.strip() for v in args.variants.split(",")]
+    data = load_dataset(data_file, p.settings.data_dir, limit=offset + n)
+    questions = data.questions[offset:]
+    names = [v.strip() for v in variants.split(",")]
     kept: dict[tuple[str, str], dict] = {}
-    if args.replies:
-        for line in args.replies.read_text(encoding="utf-8").splitlines():
+    if replies:
+        for line in replies.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             kept[row["prompt"], row["id"]] = row
         names = [n for n in names if any(k[0] == n for k in kept)]
-    model = None if args.replies else p.chat_model
+    model = None if replies else p.chat_model
     gold = collections.Counter(q.answers[0] for q in questions)
-    print(f"{len(questions)} questions from {data.path} [{args.offset}, "
-          f"{args.offset + len(questions)}); correct option: "
+    print(f"{len(questions)} questions from {data.path} [{offset}, "
+          f"{offset + len(questions)}); correct option: "
           + " ".join(f"{k} {gold[k]}" for k in sorted(gold)))
     print("| prompt | correct | fail | chosen (A B C D E …) | s/q |\n|---|---|---|---|---|")
     for name in names:
@@ -81,7 +85,7 @@ def main() -> None:
         correct, start = 0, time.perf_counter()
         for q in questions:
             messages = template.render(
-                question=q.text, choices=q.choices_block(), domain=args.domain,
+                question=q.text, choices=q.choices_block(), domain=domain,
                 evidence=NO_EVIDENCE, letters="\\".join(c.label for c in q.choices))
             if model is None:
                 reply = kept[name, q.id]["reply"]
@@ -104,4 +108,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, __doc__)

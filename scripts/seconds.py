@@ -10,16 +10,21 @@ that ran with nothing else on the machine. Without a range: every question.
 from __future__ import annotations
 
 import statistics
-import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from eval.runner import RunLine, read_run
 from eval.scoring import question_order
-from kgrag.errors import KgragError
+from kgrag.script import run_script
 
 
-def main(run: Path, first: int, last: int | None) -> None:
+def main(run: Annotated[Path, typer.Argument(help="Run directory.")],
+         first: Annotated[int, typer.Argument(help="First question (1-based).")] = 1,
+         last: Annotated[int | None, typer.Argument(help="Last question.")] = None) -> None:
+    """Median seconds per question of every method over questions FIRST to LAST."""
     _, lines = read_run(run)
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for ln in lines:
@@ -35,11 +40,4 @@ def main(run: Path, first: int, last: int | None) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if not args:
-        sys.exit(__doc__)
-    try:
-        main(Path(args[0]), int(args[1]) if len(args) > 1 else 1,
-             int(args[2]) if len(args) > 2 else None)
-    except KgragError as e:  # not a run directory, an unreadable config: say so, no trace
-        sys.exit(f"error: {e.message}" + (f"\n  → {e.hint}" if e.hint else ""))
+    run_script(main, __doc__)

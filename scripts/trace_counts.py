@@ -18,17 +18,21 @@ answers' median is printed first): answer form moves EM as much as retrieval doe
 from __future__ import annotations
 
 import statistics
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order, supporting_read
 from kgrag.answers import reply_answer
-from kgrag.errors import KgragError
+from kgrag.script import run_script
 
 
-def main(run: Path, n: int) -> None:
+def main(run: Annotated[Path, typer.Argument(help="Run directory.")],
+         n: Annotated[int, typer.Argument(help="The run's first N questions.")]) -> None:
+    """Trace counts of SeaKR, MetaRAG and the passage readers on the first N questions."""
     _, lines = read_run(run)  # the newer line of a repeated (method, question) wins
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for ln in lines:
@@ -94,9 +98,4 @@ def main(run: Path, n: int) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    try:
-        main(Path(sys.argv[1]), int(sys.argv[2]))
-    except KgragError as e:  # not a run directory, an unreadable config: say so, no trace
-        sys.exit(f"error: {e.message}" + (f"\n  → {e.hint}" if e.hint else ""))
+    run_script(main, __doc__)
