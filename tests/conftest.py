@@ -1,4 +1,8 @@
-"""Test tiers: unit (default, no network), `integration` (real Neo4j), `slow` (real models).
+"""Test tiers: unit (default, no network), `results` (the committed runs in docs/results),
+`integration` (real Neo4j), `slow` (real models).
+
+Tests that read the shared datasets (`../shared/data`) use `needs_data` or `require_data`:
+they skip when the folder is absent, and fail under `CI=true`, where it must be present.
 
 Unit tests cannot open sockets to anything but the loopback... nor even that: the
 autouse fixture below refuses every connection attempt outside integration/slow tests.
@@ -17,6 +21,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = ROOT.parent / "shared" / "data"
+
+
+def require_data(path: Path = DATA_DIR) -> Path:
+    """`path` in the shared data folder; the test skips when it is absent, and fails
+    under `CI=true` (a CI machine without the data must not pass by skipping)."""
+    if not path.exists():
+        message = f"{path} is absent (the shared data folder, ../shared/data)"
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(f"{message}; CI=true needs it", pytrace=False)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture()
+def shared_data() -> Path:
+    """The shared data folder (see `require_data`)."""
+    return require_data()
+
+
+needs_data = pytest.mark.usefixtures("shared_data")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -7,10 +7,10 @@ import pytest
 from kg_builder.corpora import builtin_sources
 from kg_builder.extract import ExtractConfig, TripleExtractor
 from kg_builder.sources import load
-from tests.conftest import DATA_DIR
+from tests.conftest import DATA_DIR, needs_data
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="../shared/data is absent")
+@needs_data
 @pytest.mark.parametrize("domain", ["commonsense", "legal"])
 def test_real_model_extracts_parseable_triples(domain: str, test_model_name: str) -> None:
     from kgrag.config import load_settings

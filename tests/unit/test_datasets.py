@@ -12,10 +12,7 @@ import pytest
 from eval.datasets import DATASETS, load_dataset, read_questions
 from eval.records import detect_format
 from kgrag.errors import DataError
-from tests.conftest import DATA_DIR
-
-needs_data = pytest.mark.skipif(not DATA_DIR.is_dir(),
-                                reason=f"shared data folder {DATA_DIR} is absent")
+from tests.conftest import DATA_DIR, needs_data
 
 # Real record counts of the files (README of the shared data folder).
 EXPECTED = {"csqa": 300, "medqa": 300, "medquad": 300, "mmlu-law": 300, "mmlu-law-val": 170,

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from eval.bench import write_synthetic_run
 from eval.runner import read_run
 from eval.scoring import score_run
 from kgrag.config import Settings
-from tests.conftest import DATA_DIR
+from tests.conftest import DATA_DIR, needs_data
 
 
 class _P:
@@ -18,7 +16,7 @@ class _P:
         self.settings = Settings(home=home, data_dir=DATA_DIR)
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"shared data folder {DATA_DIR} is absent")
+@needs_data
 def test_synthetic_run_scores_like_a_real_one(tmp_path: Path) -> None:
     n = write_synthetic_run(_P(tmp_path / "home"), tmp_path / "run", 12)  # type: ignore[arg-type]
     assert n == 12

@@ -28,7 +28,7 @@ from kg_builder.sources import (
     user_source,
 )
 from kgrag.errors import KgragError
-from tests.conftest import DATA_DIR
+from tests.conftest import DATA_DIR, needs_data
 
 
 def write_jsonl(path: Path, rows: list[object | str]) -> Path:
@@ -294,7 +294,7 @@ def test_paragraph_numbering_survives_skipped_lines() -> None:
 
 
 # ------------------------------------------------------------------ the real files
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason=f"shared data not present at {DATA_DIR}")
+@needs_data
 @pytest.mark.parametrize(("domain", "first_ids"), [
     ("commonsense", ["commonsense:csqa_train:075e483d21c29a511267ef62bedc0461"]),
     ("medical", ["medical:medmcqa_dev:45258d3d-b974-44dd-a161-c3fccbdadd88",

@@ -481,11 +481,10 @@ def test_calibrate_seakr_scores_the_first_step_and_grades_the_answer_line() -> N
 
 
 def test_calibration_split_is_csqa_train_not_evaluation_data() -> None:
-    from tests.conftest import DATA_DIR
+    from tests.conftest import DATA_DIR, require_data
     from textrag.seakr_calibrate import CALIBRATION_SOURCES, calibration_questions
 
-    if not (DATA_DIR / CALIBRATION_SOURCES["csqa-train"]).is_file():
-        pytest.skip("shared data folder not present")
+    require_data(DATA_DIR / CALIBRATION_SOURCES["csqa-train"])
     qs = calibration_questions(DATA_DIR, n=3, source="csqa-train")
     assert len(qs) == 3 and all("Answer choices: (A) " in q.text for q in qs)
     assert all(q.answers and q.answers[0] in "ABCDE" for q in qs)

@@ -17,7 +17,7 @@ from kgrag.cli import app
 from kgrag.errors import KgragError, ModelError
 from kgrag.llm.scripted import ScriptedModel
 from kgrag.platform import Platform
-from tests.conftest import DATA_DIR
+from tests.conftest import DATA_DIR, require_data
 from tests.unit.test_seakr import FULL, FakeEngine, out
 from textrag.seakr_calibrate import (
     CALIBRATION_SOURCES,
@@ -120,8 +120,7 @@ def test_a_backend_without_hidden_states_is_refused_with_a_clear_message(env) ->
 
 
 def test_real_calibration_split_is_disjoint_from_every_dev300_file() -> None:
-    if not (DATA_DIR / CALIBRATION_FILE).is_file():
-        pytest.skip("shared data folder not present")
+    require_data(DATA_DIR / CALIBRATION_FILE)
     dev_files = sorted(DATA_DIR.rglob("*_dev300.jsonl*"))
     # raises CalibrationLeak on any overlap
     qs = calibration_questions(DATA_DIR, n=300, source="csqa-train")
