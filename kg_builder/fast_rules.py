@@ -37,7 +37,7 @@ from spacy.tokens import Span, Token
 from kg_builder.normalize import clean_name, entity_key, only_function_words
 
 # Version of these rules: part of a fast build job's identity (a change re-extracts).
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 NOUN_PREPOSITIONS = frozenset((
     "of", "in", "on", "at", "from", "with", "for", "near", "inside", "under", "into",
@@ -340,8 +340,11 @@ def _noun_rules(noun: Token, facts: _Facts) -> None:
         return
     for c in noun.children:
         if c.dep_ == "appos":
+            # "Paris, the capital": a common noun; "Tashkent, Uzbekistan", "November 11,
+            # 1890" and list items are parsed as appositions too, but are no is-a
             for a in _expand(c):
-                facts.tok(noun, "is a", a)
+                if a.pos_ == "NOUN" and noun.pos_ != "NUM":
+                    facts.tok(noun, "is a", a)
         elif c.dep_ == "poss" and c.pos_ != "PRON":
             facts.tok(c, "has", noun)
     for prep, o in _prep_objects(noun):
