@@ -266,6 +266,9 @@ def bench_extract(
         help="llm, fast (spaCy) or llm,fast: both in one table, on the same records.")
     ] = "llm",
     workers: Annotated[int, typer.Option(min=1, max=8, help="fast: parser processes.")] = 1,
+    llm_records: Annotated[int | None, typer.Option(
+        min=1, help="llm,fast: the LLM rows on the first N of the records only (the LLM "
+                    "takes minutes for what spaCy does in seconds).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Extraction speed and yield per batch size and parallel prompts; writes nothing."""
@@ -299,7 +302,8 @@ def bench_extract(
     if "llm" in kinds:
         with err.status(f"Loading {p.settings.model.chat}…"):
             chat = p.chat_model  # loaded before the clock starts
-        rows += run_extract_bench(chat, domain, chunks, sizes, parallel=parallels)
+        rows += run_extract_bench(chat, domain, chunks[:llm_records], sizes,
+                                  parallel=parallels)
     report = ExtractBenchReport(domain=domain, model=p.settings.model.chat if "llm" in kinds
                                 else "(llm not run)",
                                 threads=p.settings.model.n_threads, selection=selection,
