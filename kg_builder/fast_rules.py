@@ -77,7 +77,7 @@ def kind_of(relation: str) -> str:
     """The relation kind (`kg_builder.domains`) a rule's relation belongs to."""
     words = [w for w in relation.split() if w != "not"]
     last = words[-1] if words else ""
-    if words in (["is", "a"], ["is"], ["has"]):
+    if words in (["is", "a"], ["is"], ["has"], ["have"]):
         return "conceptual" if words == ["is", "a"] else "property"
     if relation == "used for":
         return "function"

@@ -147,3 +147,50 @@ def test_cooccurrence_pairs_within_a_window() -> None:
         ("a", "b"), ("a", "c"), ("b", "c"), ("b", "d"), ("c", "d")]
     assert cooccurring_pairs(["a"], window=3) == []
     assert sentence_entities(FOXES_LIVE) == ["fox", "forest"]
+
+
+def test_quantity_nouns_name_what_follows_of() -> None:
+    lots = sent(("Churches", 1, "nsubj", "NOUN", "NNS", "church"),
+                ("have", 1, "ROOT", "VERB", "VBP", "have"),
+                ("a", 3, "det", "DET", "DT", "a"), ("lot", 1, "dobj", "NOUN", "NN", "lot"),
+                ("of", 3, "prep", "ADP", "IN", "of"),
+                ("candles", 4, "pobj", "NOUN", "NNS", "candle"))
+    assert facts(lots) == {("church", "have", "candle", "property")}  # no ("lot", "of", …)
+
+
+def test_what_kind_of_with_an_answer_is_an_is_a() -> None:
+    kind = sent(("What", 1, "det", "PRON", "WDT", "what"),
+                ("kind", 5, "dobj", "NOUN", "NN", "kind"),
+                ("of", 1, "prep", "ADP", "IN", "of"), ("box", 2, "pobj", "NOUN", "NN", "box"),
+                ("does", 5, "aux", "AUX", "VBZ", "do"),
+                ("fish", 5, "nsubj", "NOUN", "NN", "fish"),
+                ("live", 5, "ROOT", "VERB", "VB", "live"))
+    assert ("aquarium", "is a", "box", "conceptual") in facts(kind, answer="aquarium")
+
+
+def test_two_question_words_fill_neither_and_relative_who_is_no_question() -> None:
+    two = sent(("Who", 1, "nsubj", "PRON", "WP", "who"), ("was", 1, "ROOT", "AUX", "VBD", "be"),
+               ("what", 1, "attr", "PRON", "WP", "what"))
+    assert facts(two, answer="deceitful") == set()
+    someone = sent(("Man", 3, "nsubj", "NOUN", "NN", "man"),
+                   ("who", 2, "nsubj", "PRON", "WP", "who"),
+                   ("takes", 0, "relcl", "VERB", "VBZ", "take"),
+                   ("is", 3, "ROOT", "AUX", "VBZ", "be"),
+                   ("what", 3, "attr", "PRON", "WP", "what"))
+    got = facts(someone, answer="being imprisoned")
+    assert got == {("man", "is a", "being imprisoned", "conceptual")}  # not "who takes"
+
+
+def test_apposition_of_a_proper_noun_or_a_date_is_no_is_a() -> None:
+    city = sent(("Tashkent", 0, "ROOT", "PROPN", "NNP", "Tashkent"),
+                (",", 0, "punct", "PUNCT", ",", ","),
+                ("Uzbekistan", 0, "appos", "PROPN", "NNP", "Uzbekistan"))
+    assert facts(city) == set()
+
+
+def test_no_determiner_negates_the_verb() -> None:
+    car = sent(("The", 1, "det", "DET", "DT", "the"),
+               ("person", 2, "nsubj", "NOUN", "NN", "person"),
+               ("had", 2, "ROOT", "VERB", "VBD", "have"), ("no", 4, "det", "DET", "DT", "no"),
+               ("car", 2, "dobj", "NOUN", "NN", "car"))
+    assert facts(car) == {("person", "not have", "car", "property")}
