@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,14 @@ FORMAT = 1
 # Vectors per transaction: larger batches were slower on the 1 GB-heap server (measured:
 # 30,000 in one transaction took 4x as long as batches of 1,000).
 VECTOR_BATCH = 1000
+# Transactions in flight at once for the stages whose batches touch disjoint nodes (new
+# documents and chunks, new entities with their vectors, vectors of distinct entities):
+# the server indexes one batch (HNSW insertion is single-threaded per transaction) while
+# the client packs the next. Facts and mentions share entities between batches (their
+# relationship writes lock both ends), so they stay one at a time.
+WORKERS = 2
+# Compressed bytes per file of an export (git hosts refuse files over 50 MB).
+PART_BYTES = 45_000_000
 
 
 @dataclass
@@ -90,21 +99,35 @@ class GraphWriter:
 
     def __init__(self, store: GraphStore, embedder: Embedder | None, domain: str,
                  batch_size: int = 5000, *,
-                 embedder_factory: Callable[[], Embedder] | None = None) -> None:
+                 embedder_factory: Callable[[], Embedder] | None = None,
+                 workers: int = WORKERS) -> None:
         self.store, self.embedder, self.domain = store, embedder, domain
         self.embedder_factory = embedder_factory
         self.batch_size = batch_size
+        self.workers = max(1, workers)
         store.run("kg/merge_domain", {"domain": domain})
 
     def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport,
-              batch_size: int | None = None) -> list[dict[str, Any]]:
-        """Write `rows` in batches; returns the rows the statement returns (if any)."""
+              batch_size: int | None = None, *, parallel: bool = False,
+              embedded: int = 0) -> list[dict[str, Any]]:
+        """Write `rows` in batches; returns the rows the statement returns (if any).
+        `parallel`: up to `workers` batches in flight (only for batches that touch
+        disjoint nodes). `embedded`: vectors each row stores (when the statement does not
+        say so by removing :Unembedded)."""
         out: list[dict[str, Any]] = []
         start = time.perf_counter()
-        for batch in batched(rows, batch_size or self.batch_size):
-            records, counters = self.store.write_batch(name, batch, {"domain": self.domain})
+        params = {"domain": self.domain}
+        batches = batched(rows, batch_size or self.batch_size)
+        if parallel and self.workers > 1:
+            with ThreadPoolExecutor(self.workers) as pool:
+                results = list(pool.map(
+                    lambda b: (len(b), *self.store.write_batch(name, b, params)), batches))
+        else:
+            results = [(len(b), *self.store.write_batch(name, b, params)) for b in batches]
+        for n, records, counters in results:
             report.add(counters)
             report.embedded += counters.labels_removed  # :Unembedded dropped = vector stored
+            report.embedded += embedded * n
             out.extend(records)
         stage = name.removeprefix("kg/")
         report.stage_seconds[stage] = (report.stage_seconds.get(stage, 0.0)
@@ -132,11 +155,19 @@ class GraphWriter:
     def _create(self, docs: list[dict[str, Any]], ents: list[dict[str, Any]],
                 facts: list[dict[str, Any]], report: WriteReport) -> None:
         group = max(1, self.batch_size // 10)  # a document or chunk row holds ~10 more
-        self._send("kg/create_documents", docs, report, group)
+        self._send("kg/create_documents", docs, report, group, parallel=True)
+        # Entities that come with a vector are created with it (one pass, no :Unembedded
+        # label to add and remove); the others are embedded afterwards (embed_missing).
+        with_vec = [e for e in ents if e.get("emb") is not None]
         ids = {r["key"]: r["id"] for r in self._send(
+            "kg/create_entities_embedded",
+            ({"key": e["key"], "name": e["name"], "aliases": e["aliases"],
+              "embedding": as_vector(e["emb"])} for e in with_vec),
+            report, VECTOR_BATCH, parallel=True, embedded=1)}
+        ids.update({r["key"]: r["id"] for r in self._send(
             "kg/create_entities",
-            ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]} for e in ents),
-            report)}
+            ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]} for e in ents
+             if e.get("emb") is None), report, parallel=True)})
         self._send("kg/create_facts",
                    ({**f, "h": ids[f["h"]], "t": ids[f["t"]]} for f in facts
                     if f["h"] in ids and f["t"] in ids), report)
@@ -161,7 +192,8 @@ class GraphWriter:
         given = given or {}
         self._send("kg/set_entity_embeddings",
                    ({"key": m["key"], "embedding": as_vector(given[m["key"]])}
-                    for m in missing if m["key"] in given), report, VECTOR_BATCH)
+                    for m in missing if m["key"] in given), report, VECTOR_BATCH,
+                   parallel=True)
         rest = [m for m in missing if m["key"] not in given]
         if not rest:
             return
@@ -175,7 +207,8 @@ class GraphWriter:
             vecs = embedder.embed([m["name"] for m in part])
             self._send("kg/set_entity_embeddings",
                        ({"key": m["key"], "embedding": v.tolist()}
-                        for m, v in zip(part, vecs, strict=True)), report, VECTOR_BATCH)
+                        for m, v in zip(part, vecs, strict=True)), report, VECTOR_BATCH,
+                       parallel=True)
 
 
 # ---------------------------------------------------------------------- export / import
@@ -206,8 +239,12 @@ def batched(rows: Iterable[dict[str, Any]], n: int) -> Iterator[list[dict[str, A
 
 
 def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any],
-                 with_embeddings: bool = True) -> dict[str, int]:
-    """Write the domain's chunks, entities and facts to `path` (gzip JSONL), atomically."""
+                 with_embeddings: bool = True, part_bytes: int = PART_BYTES) -> dict[str, int]:
+    """Write the domain's chunks, entities and facts to `path` (gzip JSONL), atomically.
+
+    An export larger than `part_bytes` (compressed) continues in `<path>.part2`,
+    `<path>.part3`, … (each a gzip file of whole lines; git hosts refuse files over
+    50 MB); `read_export` reads them in order after `path`."""
     params = {"domain": domain}
     entities = store.read("kg/export_entities", params)
     if not entities:
@@ -215,29 +252,67 @@ def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any
                          hint=f"build it first: kgrag build --domain {domain}")
     facts = store.read("kg/export_facts", params)
     chunks = store.read("kg/export_chunks", params)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as f:
-        head = {"type": "meta", "format": FORMAT, "domain": domain, **meta,
-                "counts": {"entities": len(entities), "facts": len(facts),
-                           "chunks": len(chunks)}}
-        f.write(json.dumps(head, ensure_ascii=False) + "\n")
+    head = {"type": "meta", "format": FORMAT, "domain": domain, **meta,
+            "counts": {"entities": len(entities), "facts": len(facts), "chunks": len(chunks)}}
+
+    def lines() -> Iterator[str]:
+        yield json.dumps(head, ensure_ascii=False) + "\n"
         for c in chunks:
-            f.write(json.dumps({"type": "chunk", **c}, ensure_ascii=False) + "\n")
+            yield json.dumps({"type": "chunk", **c}, ensure_ascii=False) + "\n"
         for e in entities:
             emb = e.pop("embedding")
             if with_embeddings and emb is not None:
                 e["emb"] = encode_vector(emb)
-            f.write(json.dumps({"type": "entity", **e}, ensure_ascii=False) + "\n")
+            yield json.dumps({"type": "entity", **e}, ensure_ascii=False) + "\n"
         for r in facts:
-            f.write(json.dumps({"type": "fact", **r}, ensure_ascii=False) + "\n")
-    tmp.rename(path)
+            yield json.dumps({"type": "fact", **r}, ensure_ascii=False) + "\n"
+
+    _write_parts(path, lines(), part_bytes)
     return {"entities": len(entities), "facts": len(facts), "chunks": len(chunks)}
+
+
+def part_paths(path: Path) -> list[Path]:
+    """`path` and its continuation parts (`<path>.part2`, …) that exist, in order."""
+    out = [path]
+    while (nxt := path.with_name(f"{path.name}.part{len(out) + 1}")).is_file():
+        out.append(nxt)
+    return out
+
+
+def _write_parts(path: Path, lines: Iterable[str], part_bytes: int) -> None:
+    """Write gzip parts of at most ~`part_bytes` compressed bytes; rename into place only
+    when all are written, and remove stale parts of an earlier, larger export."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    names = [path]
+    tmps: list[Path] = []
+    raw = None
+    out = None
+    try:
+        for line in lines:
+            if out is None or raw.tell() > part_bytes:  # type: ignore[union-attr]
+                if out is not None:
+                    out.close()
+                    raw.close()  # type: ignore[union-attr]
+                    names.append(path.with_name(f"{path.name}.part{len(names) + 1}"))
+                tmp = names[-1].with_name(names[-1].name + ".tmp")
+                tmps.append(tmp)
+                raw = open(tmp, "wb")  # noqa: SIM115 - closed when the part is full
+                out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
+            out.write(line.encode("utf-8"))
+    finally:
+        if out is not None:
+            out.close()
+            raw.close()  # type: ignore[union-attr]
+    for tmp, final in zip(tmps, names, strict=True):
+        tmp.rename(final)
+    for stale in part_paths(path)[len(names):]:
+        stale.unlink()
 
 
 def read_export(path: Path
                 ) -> tuple[dict[str, Any], Iterator[tuple[int, dict[str, Any] | None]]]:
-    """The meta record and (line number, record) pairs; a broken line gives None."""
+    """The meta record and (line number, record) pairs; a broken line gives None. Lines
+    are numbered across the parts of a multi-part export."""
     if not path.is_file():
         raise KgragError(f"no graph export at {path}")
     try:
@@ -249,13 +324,17 @@ def read_export(path: Path
         raise KgragError(f"{path} is not a format-{FORMAT} kgrag graph export")
 
     def records() -> Iterator[tuple[int, dict[str, Any] | None]]:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            f.readline()
-            for n, line in enumerate(f, start=2):
-                try:
-                    yield n, json.loads(line)
-                except json.JSONDecodeError:
-                    yield n, None
+        n = 1
+        for i, part in enumerate(part_paths(path)):
+            with gzip.open(part, "rt", encoding="utf-8") as f:
+                if i == 0:
+                    f.readline()
+                for line in f:
+                    n += 1
+                    try:
+                        yield n, json.loads(line)
+                    except json.JSONDecodeError:
+                        yield n, None
 
     return meta, records()
 
@@ -280,6 +359,14 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
             continue
         rows[kind].append(rec)  # an entity's "emb" stays base64 until it is stored
     report.stage_seconds["read"] = time.perf_counter() - start
+    expected = meta.get("counts") or {}
+    kinds = {"chunks": "chunk", "entities": "entity", "facts": "fact"}
+    short = {k: (len(rows[kinds[k]]), n) for k, n in expected.items()
+             if k in kinds and len(rows[kinds[k]]) < n}
+    if short and not report.skipped_lines:
+        raise KgragError(f"{path} holds fewer records than its meta line says ({short}): a "
+                         "part of the export is missing",
+                         hint=f"the parts are {path.name}, {path.name}.part2, …; fetch all")
     if domain != meta["domain"]:  # chunk and document ids are global: give the copy its own
         _rename_sources(rows, meta["domain"], domain)
     writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory)

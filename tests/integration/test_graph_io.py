@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kg_builder.graph_io import GraphWriter, WriteReport, export_graph, import_graph
 from kg_builder.quality import components
+from kgrag.errors import KgragError
 
 HOSTILE = "}) DETACH DELETE n //"
 
@@ -55,7 +57,7 @@ def test_write_twice_creates_nothing_the_second_time(platform, test_domain) -> N
     assert (second.nodes_created, second.relationships_created, second.embedded) == (0, 0, 0)
     stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
     assert stats == {"entities": 3, "relations": 2, "with_provenance": 2, "orphans": 0,
-                     "chunks": 2, "without_embedding": 0}
+                     "co_occurrences": 0, "chunks": 2, "without_embedding": 0}
     edges = platform.store.read("kg/edges", {"domain": test_domain})
     assert sorted((e["h"], e["t"], e["k"]) for e in edges) == [
         ("fox", "forest", "spatial"), (HOSTILE, "fox", "conceptual")]
@@ -251,3 +253,26 @@ def test_an_export_loaded_under_another_domain_gets_its_own_sources(platform, te
     finally:
         platform.store.run_autocommit("graph/delete_domain", {"domain": copy})
     assert platform.store.read("kg/stats", {"domain": test_domain})[0] == before
+
+
+def test_a_large_export_is_split_into_parts_and_read_back_whole(platform, test_domain,
+                                                                tmp_path: Path) -> None:
+    chunks, entities, facts = _wild_rows(test_domain)
+    GraphWriter(platform.store, HashEmbedder(), test_domain).write(
+        chunks, entities, facts, WriteReport(test_domain))
+    out = tmp_path / "g.jsonl.gz"
+    (tmp_path / "g.jsonl.gz.part9").write_bytes(b"stale")  # not a continuation of this one
+    counts = export_graph(platform.store, test_domain, out, {}, part_bytes=1)
+    parts = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("g.jsonl.gz"))
+    assert len(parts) > 2 and "g.jsonl.gz.part2" in parts
+    before = _snapshot(platform.store, test_domain, test_domain)
+    platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
+    report = import_graph(platform.store, None, out)
+    assert (report.entities, report.facts, report.chunks) == (
+        counts["entities"], counts["facts"], counts["chunks"])
+    assert _snapshot(platform.store, test_domain, test_domain) == before
+    (tmp_path / "g.jsonl.gz.part2").unlink()  # a part lost: a clear error, nothing written
+    platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
+    with pytest.raises(KgragError, match="part of the export is missing"):
+        import_graph(platform.store, None, out)
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["entities"] == 0
