@@ -40,6 +40,7 @@ import logging
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,11 +141,19 @@ def chunk_id(domain: str, synset: Synset) -> str:
 
 
 def synset_text(s: Synset) -> str:
-    """The chunk text: lemmas, part of speech, definition, usage examples."""
-    text = f"{', '.join(s.lemmas)} ({POS_WORDS.get(s.pos, s.pos)}): {s.definition}."
-    if s.examples:
-        text += " Examples: " + "; ".join(f'"{e}"' for e in s.examples) + "."
-    return text
+    """The chunk text, one line each: the lemmas and part of speech; the definition as a
+    sentence the fast extractor can parse ("dog is a member of the genus Canis …", "to
+    snore is to breathe noisily …"); each usage example."""
+    pos = POS_WORDS.get(s.pos, s.pos)
+    if s.pos == "n":
+        sentence = f"{s.lemmas[0]} is {s.definition}"
+    elif s.pos == "v":
+        sentence = f"to {s.lemmas[0]} is to {s.definition}"
+    else:
+        sentence = f"{s.lemmas[0]} means {s.definition}"
+    lines = [f"{', '.join(s.lemmas)} ({pos})", sentence.rstrip(".") + "."]
+    lines += [e.rstrip(".") + "." for e in s.examples]
+    return "\n".join(lines)
 
 
 def salient(s: Synset, max_senses: int) -> list[str]:
@@ -210,19 +219,29 @@ def wordnet_rows(synsets: Sequence[Synset], domain: str, *, target_lemmas: int =
 
 def import_wordnet(store: GraphStore, embedder_factory: Callable[[], Embedder] | None,
                    domain: str, tarball: Path, *, target_lemmas: int = 2,
-                   limit: int | None = None, batch_size: int = 5000) -> WriteReport:
+                   limit: int | None = None, glosses: bool = False, workers: int = 1,
+                   batch_size: int = 5000) -> list[WriteReport]:
     """Read WordNet from the sdist and write it into `domain` (idempotent: a second run
-    writes nothing). `limit`: only the first N synsets (nouns first), for a slice."""
+    writes nothing). `limit`: only the first N synsets (nouns first), for a slice;
+    `glosses`: then run the fast extractor over the synset chunks (a second report)."""
     files = WordNetFiles.from_tarball(tarball)
-    return import_files(store, embedder_factory, domain, files, target_lemmas=target_lemmas,
-                        limit=limit, batch_size=batch_size)
+    report, rows = import_files(store, embedder_factory, domain, files,
+                                target_lemmas=target_lemmas, limit=limit,
+                                batch_size=batch_size)
+    reports = [report]
+    if glosses:
+        from kg_builder.wordnet_glosses import extract_glosses
+
+        reports.append(extract_glosses(store, embedder_factory, domain, rows.chunks,
+                                       workers=workers))
+    return reports
 
 
 def import_files(store: GraphStore, embedder_factory: Callable[[], Embedder] | None,
                  domain: str, files: WordNetFiles, *, target_lemmas: int = 2,
-                 limit: int | None = None, batch_size: int = 5000) -> WriteReport:
-    import time
-
+                 limit: int | None = None, batch_size: int = 5000
+                 ) -> tuple[WriteReport, WordNetRows]:
+    """`import_wordnet` from the files already read; also returns the rows written."""
     start = time.perf_counter()
     synsets = read_wordnet(files)
     only = [s.name for s in synsets[:limit]] if limit is not None else None
@@ -232,4 +251,4 @@ def import_files(store: GraphStore, embedder_factory: Callable[[], Embedder] | N
     writer = GraphWriter(store, None, domain, batch_size, embedder_factory=embedder_factory)
     writer.write(rows.chunks, rows.entities, rows.facts, report)
     report.seconds = time.perf_counter() - start
-    return report
+    return report, rows

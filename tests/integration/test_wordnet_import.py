@@ -20,7 +20,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "wordnet"
 def test_wordnet_slice_import_has_kinds_provenance_and_is_idempotent(platform, test_domain
                                                                      ) -> None:  # type: ignore[no-untyped-def]
     files = WordNetFiles.from_folder(FIXTURE)
-    first = import_files(platform.store, HashEmbedder, test_domain, files)
+    first, _ = import_files(platform.store, HashEmbedder, test_domain, files)
     assert first.fast_path and first.facts > 0 and first.embedded == first.entities
     store = platform.store
     edges = {(e["h"], e["r"], e["t"]): (e["k"], e["x"])
@@ -46,6 +46,24 @@ def test_wordnet_slice_import_has_kinds_provenance_and_is_idempotent(platform, t
     # every lemma is a lexicon word: resolution merges none of them (rule 5)
     assert resolution_rows(store, test_domain)[0] == []
 
-    second = import_files(platform.store, HashEmbedder, test_domain, files)
+    second, _ = import_files(platform.store, HashEmbedder, test_domain, files)
     assert not second.fast_path
     assert (second.nodes_created, second.relationships_created, second.embedded) == (0, 0, 0)
+
+
+def test_the_fast_extractor_reads_the_glosses_into_the_synset_chunks(platform, test_domain
+                                                                     ) -> None:  # type: ignore[no-untyped-def]
+    from kg_builder.wordnet_glosses import extract_glosses
+
+    files = WordNetFiles.from_folder(FIXTURE)
+    _, rows = import_files(platform.store, HashEmbedder, test_domain, files)
+    first = extract_glosses(platform.store, HashEmbedder, test_domain, rows.chunks)
+    assert first.facts > 0 and first.chunks == len(rows.chunks)
+    synset_chunks = {c["id"] for c in rows.chunks}
+    facts = platform.store.read("kg/export_facts", {"domain": test_domain})
+    spacy = [f for f in facts if f["x"] == "spacy"]
+    assert spacy and all(set(f["chunks"]) <= synset_chunks for f in spacy)
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["chunks"] == len(
+        synset_chunks)  # no chunk of its own: the synset is the provenance
+    again = extract_glosses(platform.store, HashEmbedder, test_domain, rows.chunks)
+    assert (again.nodes_created, again.relationships_created) == (0, 0)
