@@ -14,9 +14,11 @@ dynamic label (`MATCH (p:$($label))`) as a scan of all nodes, so labels stay sta
 
 The Wikipedia corpus keeps the `Passage` label it always had (its runs read the same
 nodes). A MedQuAD record becomes a passage whose title is its question and whose text is
-its answer; records that repeat an evaluation question (same qid, same question text, or
-same answer text as a `medquad_dev300` question) are left out, so `rag` never reads the
-reference answer it is scored against (`overlapping_records`).
+its answer, with the id `<source>:<qid>` (`MedquadIds`: MedQuAD's qids repeat across its
+nine NIH sources, and 7 (source, qid) pairs within one); records that repeat an evaluation
+question (same source and qid, same question text, or same answer text as a
+`medquad_dev300` question) are left out, so `rag` never reads the reference answer it is
+scored against (`overlapping_records`).
 
 >>> corpus_for_domain("medical").label
 'MedicalPassage'
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,9 +98,34 @@ def corpus_path(spec: CorpusSpec, data_dir: Path) -> Path:
     return data_dir / spec.path
 
 
-def medquad_passage(raw: Mapping[str, object]) -> dict[str, str]:
-    """A MedQuAD record {qid, question, answer, …} as a passage {id, title, text}."""
-    return {"id": str(raw.get("qid") or ""), "title": str(raw.get("question") or ""),
+class MedquadIds:
+    """Unique passage ids for MedQuAD records read in file order: `<source>:<qid>`, then
+    `<source>:<qid>~2`, `~3` … for later records with the same pair (distinct questions
+    that MedQuAD numbered alike).
+
+    >>> ids = MedquadIds()
+    >>> [ids({"source": "GARD", "qid": "1-1"}) for _ in range(2)], ids({"qid": "2-1"})
+    (['GARD:1-1', 'GARD:1-1~2'], 'medquad:2-1')
+    """
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+
+    @staticmethod
+    def base(raw: Mapping[str, object]) -> str:
+        return f"{raw.get('source') or 'medquad'}:{raw.get('qid') or ''}"
+
+    def __call__(self, raw: Mapping[str, object]) -> str:
+        base = self.base(raw)
+        self.seen[base] += 1
+        n = self.seen[base]
+        return base if n == 1 else f"{base}~{n}"
+
+
+def medquad_passage(raw: Mapping[str, object], ids: MedquadIds) -> dict[str, str]:
+    """A MedQuAD record {source, qid, question, answer, …} as a passage {id, title, text}
+    (`ids` numbers the records of one file in order)."""
+    return {"id": ids(raw), "title": str(raw.get("question") or ""),
             "text": str(raw.get("answer") or "")}
 
 
@@ -117,29 +145,31 @@ class Overlap:
 
 def overlapping_records(records: Iterable[Mapping[str, object]],
                         questions: Iterable[Mapping[str, object]]) -> list[Overlap]:
-    """The corpus records (MedQuAD shape) that repeat an evaluation question: the same
-    qid, the same question text, or the same answer text (case and spacing folded). The
-    first reason found is given. MedQuAD asks many questions twice (from two NIH
-    sources), so the question text matters as much as the qid.
+    """The corpus records (MedQuAD shape, in file order) that repeat an evaluation
+    question: the same source and qid, the same question text, or the same answer text
+    (case and spacing folded). The first reason found is given; `corpus_id` is the
+    passage id (`MedquadIds`). MedQuAD asks many questions twice (from two NIH sources),
+    so the question text matters as much as the qid.
 
     >>> overlapping_records([{"qid": "1", "question": "What is A ?", "answer": "x"}],
     ...                     [{"qid": "9", "question": "what is a ?", "answer": "y"}])
-    [Overlap(corpus_id='1', question_id='9', reason='question')]
+    [Overlap(corpus_id='medquad:1', question_id='9', reason='question')]
     """
     by_qid: dict[str, str] = {}
     by_question: dict[str, str] = {}
     by_answer: dict[str, str] = {}
     for q in questions:
         qid = str(q.get("qid") or q.get("id") or "")
-        by_qid.setdefault(qid, qid)
+        by_qid.setdefault(MedquadIds.base(q), qid)
         by_question.setdefault(normalise(str(q.get("question") or "")), qid)
         by_answer.setdefault(normalise(str(q.get("answer") or "")), qid)
     by_question.pop("", None)
     by_answer.pop("", None)
     out = []
+    ids = MedquadIds()
     for r in records:
-        cid = str(r.get("qid") or "")
-        for reason, table, key in (("qid", by_qid, cid),
+        cid = ids(r)
+        for reason, table, key in (("qid", by_qid, MedquadIds.base(r)),
                                    ("question", by_question, normalise(str(r.get("question")
                                                                            or ""))),
                                    ("answer", by_answer, normalise(str(r.get("answer") or "")))):

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from kgrag.errors import KgragError
 from kgrag.types import Passage
-from textrag.corpora import DEFAULT, CorpusSpec, medquad_passage
+from textrag.corpora import DEFAULT, CorpusSpec, MedquadIds, medquad_passage
 
 if TYPE_CHECKING:
     from kgrag.config import Settings
@@ -107,6 +107,7 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
     """(line number, passage) for each valid line; problems go into `report`. `shape`
     "medquad" reads MedQuAD records ({qid, question, answer}) as passages."""
     seen: set[str] = set()
+    ids = MedquadIds() if shape == "medquad" else None
     try:
         f = _open(path)
     except OSError as e:
@@ -118,7 +119,7 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                p = _parse(line, n, report, shape)
+                p = _parse(line, n, report, ids)
                 if p is None:
                     continue
                 if p.id in seen:
@@ -130,7 +131,8 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
             report.problem(n + 1, f"file unreadable from here on: {e}")
 
 
-def _parse(line: str, n: int, report: LoadReport, shape: str = "passage") -> Passage | None:
+def _parse(line: str, n: int, report: LoadReport, ids: MedquadIds | None = None
+           ) -> Passage | None:
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:
@@ -139,8 +141,8 @@ def _parse(line: str, n: int, report: LoadReport, shape: str = "passage") -> Pas
     if not isinstance(raw, dict):
         report.problem(n, "not a JSON object")
         return None
-    if shape == "medquad":
-        raw = medquad_passage(raw)
+    if ids is not None:  # a MedQuAD record
+        raw = medquad_passage(raw, ids)
     if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
         raw["id"] = str(raw["id"])
     try:

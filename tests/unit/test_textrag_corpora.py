@@ -15,8 +15,8 @@ import pytest
 
 import cypher
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Passage, Question
+from tests.doubles.scripted import ScriptedModel
 from textrag.baselines import RAG
 from textrag.corpora import (
     MEDICAL,
@@ -112,24 +112,35 @@ def test_an_empty_medical_corpus_is_an_error_that_names_the_command() -> None:
 
 # ---------------------------------------------------------------------- overlap
 CORPUS = [
-    {"qid": "1-1", "question": "What is Acne ?", "answer": "Acne is a skin condition."},
-    {"qid": "2-1", "question": "What causes Gout ?", "answer": "Uric acid crystals."},
-    {"qid": "3-1", "question": "What is Gout?", "answer": "  Uric ACID crystals. "},
-    {"qid": "4-1", "question": "How to prevent Flu ?", "answer": "Vaccination."},
-    {"qid": "9-9", "question": "Other ?", "answer": "Other."},
+    {"source": "GARD", "qid": "1-1", "question": "What is Acne ?",
+     "answer": "Acne is a skin condition."},
+    {"source": "GARD", "qid": "2-1", "question": "What causes Gout ?",
+     "answer": "Uric acid crystals."},
+    {"source": "GHR", "qid": "3-1", "question": "What is Gout?",
+     "answer": "  Uric ACID crystals. "},
+    {"source": "GHR", "qid": "4-1", "question": "How to prevent Flu ?",
+     "answer": "Vaccination."},
+    {"source": "GHR", "qid": "9-9", "question": "Other ?", "answer": "Other."},
+    # the same qid from another source, then the same (source, qid) again: other records
+    {"source": "NIDDK", "qid": "4-1", "question": "How is Flu spread ?", "answer": "Air."},
+    {"source": "NIDDK", "qid": "4-1", "question": "Who gets Flu ?", "answer": "Anyone."},
 ]
 DEV = [
-    {"qid": "9-9", "question": "Something else ?", "answer": "Not in the corpus."},
-    {"qid": "5-1", "question": "what is  acne ?", "answer": "A reference answer."},
-    {"qid": "6-1", "question": "What are the symptoms of Gout ?",
+    {"source": "GHR", "qid": "9-9", "question": "Something else ?",
+     "answer": "Not in the corpus."},
+    {"source": "GARD", "qid": "5-1", "question": "what is  acne ?",
+     "answer": "A reference answer."},
+    {"source": "GHR", "qid": "6-1", "question": "What are the symptoms of Gout ?",
      "answer": "uric acid crystals."},
+    {"source": "NIDDK", "qid": "1-1", "question": "Unrelated ?", "answer": "Unrelated."},
 ]
 
 
 def test_overlaps_are_found_by_qid_question_and_answer() -> None:
     found = {(o.corpus_id, o.question_id, o.reason) for o in overlapping_records(CORPUS, DEV)}
-    assert found == {("9-9", "9-9", "qid"), ("1-1", "5-1", "question"),
-                     ("2-1", "6-1", "answer"), ("3-1", "6-1", "answer")}
+    assert found == {("GHR:9-9", "9-9", "qid"), ("GARD:1-1", "5-1", "question"),
+                     ("GARD:2-1", "6-1", "answer"), ("GHR:3-1", "6-1", "answer")}
+    # NIDDK:1-1 (dev) is not GARD:1-1 (corpus): a qid alone names no record
 
 
 def test_records_without_text_never_match_each_other() -> None:
@@ -142,7 +153,7 @@ def _medquad_file(tmp_path: Path) -> Path:
     path = tmp_path / "medquad.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         for r in CORPUS:
-            f.write(json.dumps(r | {"focus": "x", "source": "GARD"}) + "\n")
+            f.write(json.dumps({"focus": "x"} | r) + "\n")
         f.write("{broken\n")
     return path
 
@@ -151,9 +162,11 @@ def test_medquad_records_read_as_question_titled_passages(tmp_path: Path) -> Non
     path = _medquad_file(tmp_path)
     report = LoadReport(path)
     got = [p for _, p in read_passages(path, report, "medquad")]
-    assert got[0] == Passage(id="1-1", title="What is Acne ?", text="Acne is a skin condition.")
-    assert report.broken == 1 and len(got) == 5
-    assert len(list(read_records(path))) == 5
+    assert got[0] == Passage(id="GARD:1-1", title="What is Acne ?",
+                             text="Acne is a skin condition.")
+    assert [p.id for p in got[-2:]] == ["NIDDK:4-1", "NIDDK:4-1~2"]  # none skipped
+    assert report.broken == 1 and len(got) == 7
+    assert len(list(read_records(path))) == 7
 
 
 class RecordingStore:
@@ -180,9 +193,11 @@ def test_the_medical_load_writes_its_label_and_leaves_out_overlaps(tmp_path: Pat
     exclude = frozenset(o.corpus_id for o in overlapping_records(CORPUS, DEV))
     report = load_corpus(store, FakeEmbedder(), path, corpus=MEDICAL,  # type: ignore[arg-type]
                          exclude=exclude, progress=False)
-    assert report.excluded == 4 and report.read == 1 and report.written == 1
+    assert report.excluded == 4 and report.read == 3 and report.written == 3
     assert [(n, r["id"], r["title"]) for n, r in store.written] == [
-        ("textrag/medical/merge_passages", "4-1", "How to prevent Flu ?")]
+        ("textrag/medical/merge_passages", "GHR:4-1", "How to prevent Flu ?"),
+        ("textrag/medical/merge_passages", "NIDDK:4-1", "How is Flu spread ?"),
+        ("textrag/medical/merge_passages", "NIDDK:4-1~2", "Who gets Flu ?")]
     assert store.reads == ["textrag/medical/passages_embedded"]
     assert "left out 4" in str(report)
 
