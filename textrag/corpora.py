@@ -14,7 +14,7 @@ dynamic label (`MATCH (p:$($label))`) as a scan of all nodes, so labels stay sta
 
 The Wikipedia corpus keeps the `Passage` label it always had (its runs read the same
 nodes). A MedQuAD record becomes a passage whose title is its question and whose text is
-its answer, with the id `<source>:<qid>` (`MedquadIds`: MedQuAD's qids repeat across its
+its answer, with the id `medquad:L<line>` (`medquad_id`: MedQuAD's qids repeat across its
 nine NIH sources, and 7 (source, qid) pairs within one); records that repeat an evaluation
 question (same source and qid, same question text, or same answer text as a
 `medquad_dev300` question) are left out, so `rag` never reads the reference answer it is
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,35 +97,31 @@ def corpus_path(spec: CorpusSpec, data_dir: Path) -> Path:
     return data_dir / spec.path
 
 
-class MedquadIds:
-    """Unique passage ids for MedQuAD records read in file order: `<source>:<qid>`, then
-    `<source>:<qid>~2`, `~3` … for later records with the same pair (distinct questions
-    that MedQuAD numbered alike).
+MEDQUAD_PREFIX = "medquad:"
 
-    >>> ids = MedquadIds()
-    >>> [ids({"source": "GARD", "qid": "1-1"}) for _ in range(2)], ids({"qid": "2-1"})
-    (['GARD:1-1', 'GARD:1-1~2'], 'medquad:2-1')
+
+def medquad_id(line: int) -> str:
+    """The passage id of the MedQuAD record on 1-based `line` of its file: `medquad:L<n>`.
+    MedQuAD's qids repeat across its nine NIH sources (2,098 of them) and even within one
+    (7 pairs), so the line names a record, as in the medical graph, whose documents are
+    `medical:medquad_corpus:L<n>` (`kg_builder`): the passage of a graph document is
+    `MEDQUAD_PREFIX` + what follows the document prefix.
+
+    >>> medquad_id(12)
+    'medquad:L12'
     """
-
-    def __init__(self) -> None:
-        self.seen: Counter[str] = Counter()
-
-    @staticmethod
-    def base(raw: Mapping[str, object]) -> str:
-        return f"{raw.get('source') or 'medquad'}:{raw.get('qid') or ''}"
-
-    def __call__(self, raw: Mapping[str, object]) -> str:
-        base = self.base(raw)
-        self.seen[base] += 1
-        n = self.seen[base]
-        return base if n == 1 else f"{base}~{n}"
+    return f"{MEDQUAD_PREFIX}L{line}"
 
 
-def medquad_passage(raw: Mapping[str, object], ids: MedquadIds) -> dict[str, str]:
-    """A MedQuAD record {source, qid, question, answer, …} as a passage {id, title, text}
-    (`ids` numbers the records of one file in order)."""
-    return {"id": ids(raw), "title": str(raw.get("question") or ""),
+def medquad_passage(raw: Mapping[str, object], line: int) -> dict[str, str]:
+    """A MedQuAD record {source, qid, question, answer, …} on `line` as a passage
+    {id, title, text}."""
+    return {"id": medquad_id(line), "title": str(raw.get("question") or ""),
             "text": str(raw.get("answer") or "")}
+
+
+def _source_qid(raw: Mapping[str, object]) -> str:
+    return f"{raw.get('source') or ''}:{raw.get('qid') or ''}"
 
 
 def normalise(text: str) -> str:
@@ -143,33 +138,32 @@ class Overlap:
     reason: Literal["qid", "question", "answer"]
 
 
-def overlapping_records(records: Iterable[Mapping[str, object]],
+def overlapping_records(records: Iterable[tuple[int, Mapping[str, object]]],
                         questions: Iterable[Mapping[str, object]]) -> list[Overlap]:
-    """The corpus records (MedQuAD shape, in file order) that repeat an evaluation
+    """The corpus records ((line, MedQuAD record) pairs) that repeat an evaluation
     question: the same source and qid, the same question text, or the same answer text
     (case and spacing folded). The first reason found is given; `corpus_id` is the
-    passage id (`MedquadIds`). MedQuAD asks many questions twice (from two NIH sources),
+    passage id (`medquad_id`). MedQuAD asks many questions twice (from two NIH sources),
     so the question text matters as much as the qid.
 
-    >>> overlapping_records([{"qid": "1", "question": "What is A ?", "answer": "x"}],
+    >>> overlapping_records([(3, {"qid": "1", "question": "What is A ?", "answer": "x"})],
     ...                     [{"qid": "9", "question": "what is a ?", "answer": "y"}])
-    [Overlap(corpus_id='medquad:1', question_id='9', reason='question')]
+    [Overlap(corpus_id='medquad:L3', question_id='9', reason='question')]
     """
     by_qid: dict[str, str] = {}
     by_question: dict[str, str] = {}
     by_answer: dict[str, str] = {}
     for q in questions:
         qid = str(q.get("qid") or q.get("id") or "")
-        by_qid.setdefault(MedquadIds.base(q), qid)
+        by_qid.setdefault(_source_qid(q), qid)
         by_question.setdefault(normalise(str(q.get("question") or "")), qid)
         by_answer.setdefault(normalise(str(q.get("answer") or "")), qid)
     by_question.pop("", None)
     by_answer.pop("", None)
     out = []
-    ids = MedquadIds()
-    for r in records:
-        cid = ids(r)
-        for reason, table, key in (("qid", by_qid, MedquadIds.base(r)),
+    for line, r in records:
+        cid = medquad_id(line)
+        for reason, table, key in (("qid", by_qid, _source_qid(r)),
                                    ("question", by_question, normalise(str(r.get("question")
                                                                            or ""))),
                                    ("answer", by_answer, normalise(str(r.get("answer") or "")))):
@@ -179,19 +173,19 @@ def overlapping_records(records: Iterable[Mapping[str, object]],
     return out
 
 
-def read_records(path: Path) -> Iterator[dict[str, object]]:
-    """The JSON objects of a corpus file (gzipped or not); broken lines are skipped here
-    (the loader reports them)."""
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """(1-based line, JSON object) of a corpus file (gzipped or not); broken lines are
+    skipped here (the loader reports them)."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 try:
                     raw = json.loads(line)
                 except json.JSONDecodeError:
                     continue
                 if isinstance(raw, dict):
-                    yield raw
+                    yield n, raw
     except OSError as e:
         raise KgragError(f"cannot read corpus file {path}: {e}",
                          hint="give an existing JSONL(.gz) file with --file") from e

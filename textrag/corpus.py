@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from kgrag.errors import KgragError
 from kgrag.types import Passage
-from textrag.corpora import DEFAULT, CorpusSpec, MedquadIds, medquad_passage
+from textrag.corpora import DEFAULT, CorpusSpec, medquad_passage
 
 if TYPE_CHECKING:
     from kgrag.config import Settings
@@ -107,7 +107,6 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
     """(line number, passage) for each valid line; problems go into `report`. `shape`
     "medquad" reads MedQuAD records ({qid, question, answer}) as passages."""
     seen: set[str] = set()
-    ids = MedquadIds() if shape == "medquad" else None
     try:
         f = _open(path)
     except OSError as e:
@@ -119,7 +118,7 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                p = _parse(line, n, report, ids)
+                p = _parse(line, n, report, medquad=shape == "medquad")
                 if p is None:
                     continue
                 if p.id in seen:
@@ -131,7 +130,7 @@ def read_passages(path: Path, report: LoadReport, shape: str = "passage"
             report.problem(n + 1, f"file unreadable from here on: {e}")
 
 
-def _parse(line: str, n: int, report: LoadReport, ids: MedquadIds | None = None
+def _parse(line: str, n: int, report: LoadReport, *, medquad: bool = False
            ) -> Passage | None:
     try:
         raw = json.loads(line)
@@ -141,8 +140,8 @@ def _parse(line: str, n: int, report: LoadReport, ids: MedquadIds | None = None
     if not isinstance(raw, dict):
         report.problem(n, "not a JSON object")
         return None
-    if ids is not None:  # a MedQuAD record
-        raw = medquad_passage(raw, ids)
+    if medquad:  # a MedQuAD record: its id is its line (`textrag.corpora.medquad_id`)
+        raw = medquad_passage(raw, n)
     if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
         raw["id"] = str(raw["id"])
     try:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Question
+from tests.doubles.scripted import ScriptedModel
 from textrag.baselines import RAG
 from textrag.corpora import MEDICAL, WIKIPEDIA
 from textrag.corpus import delete_passages, load_corpus
@@ -77,7 +77,7 @@ def test_medical_retrieval_never_returns_wikipedia_passages(platform, prefix: st
     r = open_retriever(platform, kind, "medical")  # type: ignore[arg-type]
     hits = r.search(f"{WORD} type 2", 8)
     ids = [h.passage.id for h in hits]
-    assert f"{prefix}m2" in ids[:3]
+    assert f"{prefix}medquad:L3" in ids[:3]  # type 2 is the file's third line
     assert not any(i.startswith(f"{prefix}w") for i in ids)
     assert _labels(platform, ids) == {"MedicalPassage"}
 
@@ -89,7 +89,7 @@ def test_wikipedia_retrieval_never_returns_medical_passages(platform, prefix: st
     hits = r.search(f"{WORD} type 2", 8)
     ids = [h.passage.id for h in hits]
     assert f"{prefix}w2" in ids
-    assert not any(i.startswith(f"{prefix}m") for i in ids)
+    assert not any(i.startswith(f"{prefix}medquad:") for i in ids)
     assert "MedicalPassage" not in _labels(platform, ids)
 
 

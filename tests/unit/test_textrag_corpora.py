@@ -137,14 +137,15 @@ DEV = [
 
 
 def test_overlaps_are_found_by_qid_question_and_answer() -> None:
-    found = {(o.corpus_id, o.question_id, o.reason) for o in overlapping_records(CORPUS, DEV)}
-    assert found == {("GHR:9-9", "9-9", "qid"), ("GARD:1-1", "5-1", "question"),
-                     ("GARD:2-1", "6-1", "answer"), ("GHR:3-1", "6-1", "answer")}
+    found = {(o.corpus_id, o.question_id, o.reason)
+             for o in overlapping_records(enumerate(CORPUS, 1), DEV)}
+    assert found == {("medquad:L5", "9-9", "qid"), ("medquad:L1", "5-1", "question"),
+                     ("medquad:L2", "6-1", "answer"), ("medquad:L3", "6-1", "answer")}
     # NIDDK:1-1 (dev) is not GARD:1-1 (corpus): a qid alone names no record
 
 
 def test_records_without_text_never_match_each_other() -> None:
-    assert overlapping_records([{"qid": "a", "question": "", "answer": ""}],
+    assert overlapping_records([(1, {"qid": "a", "question": "", "answer": ""})],
                                [{"qid": "b", "question": "", "answer": ""}]) == []
 
 
@@ -162,11 +163,11 @@ def test_medquad_records_read_as_question_titled_passages(tmp_path: Path) -> Non
     path = _medquad_file(tmp_path)
     report = LoadReport(path)
     got = [p for _, p in read_passages(path, report, "medquad")]
-    assert got[0] == Passage(id="GARD:1-1", title="What is Acne ?",
+    assert got[0] == Passage(id="medquad:L1", title="What is Acne ?",
                              text="Acne is a skin condition.")
-    assert [p.id for p in got[-2:]] == ["NIDDK:4-1", "NIDDK:4-1~2"]  # none skipped
+    assert [p.id for p in got[-2:]] == ["medquad:L6", "medquad:L7"]  # repeated qids kept
     assert report.broken == 1 and len(got) == 7
-    assert len(list(read_records(path))) == 7
+    assert [n for n, _ in read_records(path)] == [1, 2, 3, 4, 5, 6, 7]  # line 8 broken
 
 
 class RecordingStore:
@@ -190,14 +191,14 @@ class RecordingStore:
 def test_the_medical_load_writes_its_label_and_leaves_out_overlaps(tmp_path: Path) -> None:
     path = _medquad_file(tmp_path)
     store = RecordingStore()
-    exclude = frozenset(o.corpus_id for o in overlapping_records(CORPUS, DEV))
+    exclude = frozenset(o.corpus_id for o in overlapping_records(enumerate(CORPUS, 1), DEV))
     report = load_corpus(store, FakeEmbedder(), path, corpus=MEDICAL,  # type: ignore[arg-type]
                          exclude=exclude, progress=False)
     assert report.excluded == 4 and report.read == 3 and report.written == 3
     assert [(n, r["id"], r["title"]) for n, r in store.written] == [
-        ("textrag/medical/merge_passages", "GHR:4-1", "How to prevent Flu ?"),
-        ("textrag/medical/merge_passages", "NIDDK:4-1", "How is Flu spread ?"),
-        ("textrag/medical/merge_passages", "NIDDK:4-1~2", "Who gets Flu ?")]
+        ("textrag/medical/merge_passages", "medquad:L4", "How to prevent Flu ?"),
+        ("textrag/medical/merge_passages", "medquad:L6", "How is Flu spread ?"),
+        ("textrag/medical/merge_passages", "medquad:L7", "Who gets Flu ?")]
     assert store.reads == ["textrag/medical/passages_embedded"]
     assert "left out 4" in str(report)
 
