@@ -20,9 +20,14 @@ ROOT = Path(__file__).resolve().parent
 @cache
 def load(name: str) -> str:
     """The text of `cypher/<name>.cypher` (comments kept, trailing `;` removed)."""
-    path = ROOT / f"{name}.cypher"
+    return load_file(ROOT / f"{name}.cypher", name)
+
+
+def load_file(path: Path, name: str | None = None) -> str:
+    """The statement of one `.cypher` file (a folder outside the package: the tests')."""
     if not path.is_file():
-        raise FileNotFoundError(f"no Cypher statement named {name!r} (looked for {path})")
+        raise FileNotFoundError(f"no Cypher statement named {name or path.stem!r} "
+                                f"(looked for {path})")
     return path.read_text(encoding="utf-8").strip().rstrip(";")
 
 

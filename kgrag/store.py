@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import neo4j
@@ -88,6 +89,18 @@ class GraphStore:
         self.database = database
         self.uri = uri
         self.stats = QueryStats()
+        self._folders: dict[str, Path] = {}  # prefix -> folder of statements outside cypher/
+
+    def add_statements(self, prefix: str, folder: Path) -> None:
+        """Also speak the statements of `folder` as `<prefix>/<name>`: the tests keep their
+        own read-back statements in `tests/cypher/`, outside the package."""
+        self._folders[prefix] = folder
+
+    def _load(self, name: str) -> str:
+        prefix, _, rest = name.partition("/")
+        if prefix in self._folders:
+            return cypher.load_file(self._folders[prefix] / f"{rest}.cypher", name)
+        return cypher.load(name)
 
     @classmethod
     def connect(
@@ -129,11 +142,11 @@ class GraphStore:
     # ------------------------------------------------------------------ reads and writes
     def run(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run the named statement in an auto-retried read-or-write transaction."""
-        return self._execute(name, cypher.load(name), dict(params or {}), write=True)[0]
+        return self._execute(name, self._load(name), dict(params or {}), write=True)[0]
 
     def read(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run the named statement in a read transaction (routes to followers on a cluster)."""
-        return self._execute(name, cypher.load(name), dict(params or {}), write=False)[0]
+        return self._execute(name, self._load(name), dict(params or {}), write=False)[0]
 
     def write_batches(
         self,
@@ -160,14 +173,14 @@ class GraphStore:
         self, name: str, rows: Sequence[Mapping[str, Any]], extra: Mapping[str, Any] | None = None
     ) -> tuple[list[dict[str, Any]], WriteCounters]:
         """Send one batch as `$rows`; the records the statement returns, and its counters."""
-        return self._execute(name, cypher.load(name), {**(extra or {}), "rows": _Rows(rows)})
+        return self._execute(name, self._load(name), {**(extra or {}), "rows": _Rows(rows)})
 
     def run_autocommit(self, name: str, params: Mapping[str, Any] | None = None) -> None:
         """Run a `CALL { … } IN TRANSACTIONS` statement (needs an auto-commit transaction)."""
         start = time.perf_counter()
         try:
             with self._driver.session(database=self.database) as session:
-                session.run(neo4j.Query(cypher.load(name)), dict(params or {})).consume()  # type: ignore[arg-type]
+                session.run(neo4j.Query(self._load(name)), dict(params or {})).consume()  # type: ignore[arg-type]
         except (ServiceUnavailable, SessionExpired) as e:
             raise Neo4jUnavailable(f"Neo4j at {self.uri} is not reachable",
                                    hint="start it with `kgrag neo4j start`, then re-run") from e
@@ -179,7 +192,7 @@ class GraphStore:
 
     def explain(self, name: str) -> None:
         """Plan the named statement without running it (raises on a Cypher error)."""
-        self._execute(name, "EXPLAIN " + cypher.load(name), {}, write=False)
+        self._execute(name, "EXPLAIN " + self._load(name), {}, write=False)
 
     def apply_schema(self, folder: str = "schema", await_seconds: int = 300) -> list[str]:
         """Create every constraint and index of `cypher/<folder>` (idempotent), then wait."""

@@ -4,41 +4,25 @@ question.
 A `QuestionGraph` is the cycle's `NeighbourSource` and `EntityIndex` plus the few batched
 reads the other KG methods need (vanilla facts, Think-on-Graph relations and entities),
 and it owns the `Similarity` that holds the question, the concepts and every entity it
-has returned. Two implementations: `metakg.neo4j_source.CypherBackend` (Neo4j) and
-`MemoryBackend` below (triples in memory, for unit tests and small demos).
+has returned. Implemented by `metakg.neo4j_source.CypherBackend` (Neo4j); the unit tests
+use `tests.doubles.memory.MemoryBackend` (triples in memory).
 
 Names in the `Similarity`: entities by key, the question as `QUESTION`, a concept as
 `concept_name(text)`. The NUL prefix keeps a concept "fox" apart from an entity "fox".
-
->>> import numpy as np
->>> class Two:  # a fake embedder: "fox" and everything else
-...     name, dimensions = "two", 2
-...     def embed(self, texts):
-...         return np.array([[1.0, 0.0] if "fox" in t.lower() else [0.0, 1.0] for t in texts])
->>> b = MemoryBackend({"fox": "Fox", "den": "den"}, [Triple("fox", "lives in", "den")], Two())
->>> g = b.open("toy", "Where does a fox sleep?", ["fox"])
->>> g.nearest(concept_name("fox"), 1)
-[('fox', 1.0)]
->>> [(f.target, f.score) for f in g.facts(["fox"], 3)]
-[('den', 0.0)]
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
-from kgrag.errors import DomainNotBuilt
-from metakg.config import MetaKGConfig
 from metakg.graph import Adjustments, Candidate, Triple
-from metakg.memory import InMemoryGraph
 from metakg.similarity import Similarity
 
 if TYPE_CHECKING:
-    from kgrag.embed import Embedder
     from kgrag.store import GraphStore
 
 Direction = Literal["out", "in"]
@@ -151,7 +135,8 @@ def unit(vector: Sequence[float] | np.ndarray) -> np.ndarray:
 class CandidateOps:
     """`facts`, `relations` and `expand` derived from `candidates`, one call per entity.
 
-    The reference semantics of the batched Cypher statements; `MemoryGraph` uses it.
+    The reference semantics of the batched Cypher statements (the test double
+    `tests.doubles.memory.MemoryGraph` uses it).
     """
 
     def candidates(self, current: str, visited: frozenset[str], adjustments: Adjustments
@@ -187,61 +172,3 @@ class CandidateOps:
                        if c.triple.relation == pick.predicate and d == pick.direction]
             out.extend(Fact(pick.entity, c.triple, c.target, c.weight) for c in reached[:limit])
         return out
-
-
-class MemoryGraph(CandidateOps):
-    """A `QuestionGraph` over an `InMemoryGraph`; `nearest` covers every entity."""
-
-    def __init__(self, graph: InMemoryGraph, sim: Similarity, names: Mapping[str, str]
-                 ) -> None:
-        self.sim, self._graph, self._names = sim, graph, names
-        self.entities = sorted(names)
-
-    @property
-    def calls(self) -> int:
-        return self._graph.calls
-
-    def name(self, key: str) -> str:
-        return self._names.get(key, key)
-
-    def candidates(self, current: str, visited: frozenset[str], adjustments: Adjustments
-                   ) -> Sequence[Candidate]:
-        return self._graph.candidates(current, visited, adjustments)
-
-    def nearest(self, concept: str, k: int) -> Sequence[tuple[str, float]]:
-        scored = [(e, self.sim.sim(concept, e)) for e in self.entities]
-        return sorted(scored, key=lambda es: (-es[1], es[0]))[:k]
-
-    def prefetch(self, concepts: Sequence[str], k: int) -> None:
-        return None
-
-
-class MemoryBackend:
-    """Entities (key → display name) and triples of keys, embedded by `embedder` per
-    question. Any domain name opens the same graph; an empty one is "not built".
-    """
-
-    store: GraphStore | None = None
-
-    def __init__(self, entities: Mapping[str, str], triples: Sequence[Triple],
-                 embedder: Embedder, config: MetaKGConfig | None = None) -> None:
-        self.entities, self.triples, self.embedder = dict(entities), list(triples), embedder
-        self.config = config or MetaKGConfig()
-        self.checks = 0
-        self.last: MemoryGraph | None = None
-
-    def check(self, domain: str) -> DomainInfo:
-        self.checks += 1
-        if not self.entities:
-            raise DomainNotBuilt(domain, "has no entities")
-        return DomainInfo(domain, len(self.entities), len(self.entities), len(self.triples))
-
-    def open(self, domain: str, question: str, concepts: Sequence[str]) -> MemoryGraph:
-        keys = list(self.entities)
-        texts = [question, *concepts, *(self.entities[k] for k in keys)]
-        names = [QUESTION, *(concept_name(c) for c in concepts), *keys]
-        vectors = self.embedder.embed(texts)
-        sim = Similarity({n: unit(v) for n, v in zip(names, vectors, strict=True)})
-        self.last = MemoryGraph(InMemoryGraph(self.triples, sim, QUESTION, self.config), sim,
-                                self.entities)
-        return self.last

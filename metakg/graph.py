@@ -1,8 +1,8 @@
 """Paths over the graph: values, the two graph seams, greedy search, evidence merging.
 
 The greedy walk asks a `NeighbourSource` for the scored edges leaving the current entity,
-one call per hop. The same walk drives the in-memory test source (`metakg.memory`) and
-a Cypher-backed source (one round trip per hop, the adjustment map as a parameter).
+one call per hop. The same walk drives the in-memory test double (`tests.doubles.memory`)
+and a Cypher-backed source (one round trip per hop, the adjustment map as a parameter).
 
 >>> from metakg.config import MetaKGConfig
 >>> class Line:  # a -> b -> c, every edge weight 0.5
@@ -108,7 +108,7 @@ class NeighbourSource(Protocol):
     list (a Cypher `LIMIT`), it must keep the best by weight + adjustments.get(target, 0).
     The vectors of every returned target must be in the `Similarity` the cycle uses
     (a Cypher source returns `n.embedding` and adds it). Implementations:
-    `metakg.memory.InMemoryGraph`; the Cypher source.
+    `tests.doubles.memory.InMemoryGraph` (a test double); the Cypher source.
     """
 
     def candidates(self, current: str, visited: frozenset[str], adjustments: Adjustments

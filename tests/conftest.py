@@ -70,12 +70,14 @@ def _no_network_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytes
 
 @pytest.fixture(scope="session")
 def platform() -> Iterator[object]:
-    """The real platform: the managed Neo4j (started if needed) or NEO4J_URI."""
+    """The real platform: the managed Neo4j (started if needed) or NEO4J_URI. Its store
+    also speaks the tests' read-back statements of `tests/cypher/` as `test/<name>`."""
     from kgrag.platform import Platform
 
     p = Platform()
     if p.settings.managed_neo4j and not p.neo4j.status(probe=False).running:
         p.neo4j.start()
+    p.store.add_statements("test", ROOT / "tests" / "cypher")
     p.store.apply_schema()
     yield p
     p.close()

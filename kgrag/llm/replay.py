@@ -20,7 +20,7 @@ that two methods sent identically got the same reply from llama.cpp anyway; the 
 were decoded in other sessions or after another prefix in the KV cache, and differ in
 the explanation (one in the option chosen). A replay picks one of those decodings.
 
->>> from kgrag.llm.scripted import ScriptedModel
+>>> from tests.doubles.scripted import ScriptedModel
 >>> from kgrag.llm.base import GenerationParams, Message
 >>> m = ReplayModel(ScriptedModel(["first", "second"]))
 >>> ask = [Message("user", "hi")]

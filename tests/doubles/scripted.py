@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from kgrag.errors import ModelError
 from kgrag.llm.base import (
     Capabilities,
     Generation,
@@ -29,8 +30,16 @@ from kgrag.llm.base import (
 Scripted = str | Generation | NextTokenScores | Mapping[str, float]
 
 
-class ScriptExhausted(AssertionError):
-    """The method asked for more replies than the test scripted."""
+class ScriptError(ModelError):
+    """The method asked the scripted model for something the script does not hold. A
+    `ModelError`, so a run stops on it as on a real model failure (a question's ordinary
+    exception is recorded on its prediction instead), with no test-only case in the
+    packages."""
+
+
+class ScriptExhausted(ScriptError):
+    """The method asked for more replies than the test scripted (a test interrupts a run
+    this way: `pytest.raises(ScriptExhausted)`)."""
 
 
 class ScriptedModel:
@@ -63,7 +72,7 @@ class ScriptedModel:
     def _next(self, messages: Sequence[Message]) -> Generation:
         reply = self._pop(messages)
         if isinstance(reply, NextTokenScores | Mapping):
-            raise AssertionError(f"call #{len(self.prompts)} asked for a reply; the script "
+            raise ScriptError(f"call #{len(self.prompts)} asked for a reply; the script "
                                  "has next-token scores there")
         if isinstance(reply, Generation):
             return reply
@@ -94,11 +103,11 @@ class ScriptedModel:
         if isinstance(reply, Mapping):
             reply = NextTokenScores(dict(reply), sum(len(m.content.split()) for m in messages))
         if not isinstance(reply, NextTokenScores):
-            raise AssertionError(f"call #{len(self.prompts)} asked for next-token scores; "
+            raise ScriptError(f"call #{len(self.prompts)} asked for next-token scores; "
                                  f"the script has a reply there: {reply!r}")
         missing = set(candidates) - set(reply.logprobs)
         if missing:
-            raise AssertionError(f"scripted scores lack {sorted(missing)}")
+            raise ScriptError(f"scripted scores lack {sorted(missing)}")
         self.usage.record(reply.as_generation(), purpose="choose")
         return NextTokenScores({c: reply.logprobs[c] for c in candidates},
                                reply.prompt_tokens, reply.seconds)

@@ -12,7 +12,7 @@ from kg_builder.jobs import BuildJob, export_meta
 from kg_builder.sources import Chunk
 from kgrag.config import Settings
 from kgrag.errors import Neo4jUnavailable
-from kgrag.llm.scripted import ScriptedModel
+from tests.doubles.scripted import ScriptedModel
 from tests.integration.test_graph_io import HashEmbedder
 
 HOSTILE = "x'}) MATCH (m) DETACH DELETE m //"

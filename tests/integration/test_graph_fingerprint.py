@@ -12,8 +12,8 @@ from kg_builder.fingerprint import fact_key, fingerprint_of, graph_fingerprint
 from kg_builder.graph_io import GraphWriter, WriteReport
 from kgrag.baselines import LLMOnly
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from tests.conftest import write_questions
+from tests.doubles.scripted import ScriptedModel
 from tests.integration.test_graph_io import HashEmbedder
 from tests.unit.test_eval_runner import QUESTIONS
 

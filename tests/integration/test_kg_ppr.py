@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 from kg_builder.graph_io import GraphWriter, WriteReport
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds
 from metakg.seeds import store_matcher
+from tests.doubles.scripted import ScriptedModel
 from textrag.corpus import delete_passages, load_corpus
 from textrag.ppr import KGPPR, PPRRetriever
 from textrag.retrievers import BM25Retriever, DenseRetriever, shared

@@ -17,16 +17,17 @@ import numpy as np
 import pytest
 
 from kg_builder.graph_io import GraphWriter, WriteReport
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.method import Trace
 from kgrag.types import Question
-from metakg.backend import QUESTION, MemoryBackend, concept_name
+from metakg.backend import QUESTION, concept_name
 from metakg.config import MetaKGConfig
 from metakg.cycle import match_entities, refine
 from metakg.graph import Triple, greedy_path_search
 from metakg.methods import KGVanilla, MetaKGRAG
 from metakg.neo4j_source import CypherBackend, browser_query
 from metakg.tog import ThinkOnGraph
+from tests.doubles.memory import MemoryBackend
+from tests.doubles.scripted import ScriptedModel
 
 Q = "Can donepezil be taken together with NSAIDs such as ibuprofen?"
 CONCEPTS = ["donepezil", "NSAIDs"]

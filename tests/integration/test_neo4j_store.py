@@ -33,32 +33,52 @@ def test_browser_answers_when_managed(platform) -> None:
         assert b"Neo4j Browser" in r.read()
 
 
+# The writes below are the graph builder's own statements (`kg_builder.graph_io` sends
+# them); only the read-back statement is the tests' (`tests/cypher/read_entity.cypher`).
+def _entities(platform, domain: str, rows: list[dict]) -> list:  # type: ignore[no-untyped-def]
+    return [c for _, c in platform.store.write_batches("kg/merge_entities", rows,
+                                                       extra={"domain": domain})]
+
+
+def _facts(platform, domain: str, rows: list[dict]) -> list:  # type: ignore[no-untyped-def]
+    return [c for _, c in platform.store.write_batches("kg/merge_facts", rows,
+                                                       extra={"domain": domain})]
+
+
 def test_write_and_read_back(platform, test_domain) -> None:
-    rows = [{"key": "fox", "name": "Fox"}, {"key": "forest", "name": "Forest"}]
-    counters = [c for _, c in platform.store.write_batches(
-        "test/write_entities", rows, extra={"domain": test_domain})]
-    assert sum(c.nodes_created for c in counters) == 2
+    rows = [{"key": "fox", "name": "Fox", "aliases": ["fox"]},
+            {"key": "forest", "name": "Forest", "aliases": ["forest"]}]
+    assert sum(c.nodes_created for c in _entities(platform, test_domain, rows)) == 2
     assert platform.store.read("test/read_entity", {"domain": test_domain, "key": "fox"}) == [
         {"name": "Fox"}]
 
 
 def test_hostile_names_are_stored_verbatim(platform, test_domain) -> None:
     before = platform.store.read("graph/count_nodes")[0]["n"]
-    rows = [{"key": f"k{i}", "name": name} for i, name in enumerate(HOSTILE)]
-    list(platform.store.write_batches("test/write_entities", rows, extra={"domain": test_domain}))
+    rows = [{"key": f"k{i}", "name": name, "aliases": [name]} for i, name in enumerate(HOSTILE)]
+    _entities(platform, test_domain, rows)
+    facts = [{"h": "k0", "r": name, "t": f"k{i}", "k": "other", "chunks": [name], "conf": 1.0}
+             for i, name in enumerate(HOSTILE) if i]
+    assert sum(c.relationships_created for c in _facts(platform, test_domain, facts)) == 5
     for i, name in enumerate(HOSTILE):
         got = platform.store.read("test/read_entity", {"domain": test_domain, "key": f"k{i}"})
         assert got == [{"name": name}]
+    predicates = {e["r"] for e in platform.store.read("kg/edges", {"domain": test_domain})}
+    assert predicates == set(HOSTILE[1:])  # relation text is a property, kept verbatim
     # nothing else was deleted or created by the "injections"
     assert platform.store.read("graph/count_nodes")[0]["n"] == before + len(HOSTILE)
 
 
 def test_merge_is_idempotent(platform, test_domain) -> None:
-    rows = [{"key": "fox", "name": "Fox"}]
-    list(platform.store.write_batches("test/write_entities", rows, extra={"domain": test_domain}))
-    again = [c for _, c in platform.store.write_batches(
-        "test/write_entities", rows, extra={"domain": test_domain})]
-    assert sum(c.nodes_created + c.relationships_created for c in again) == 0
+    rows = [{"key": "fox", "name": "Fox", "aliases": ["fox"]},
+            {"key": "den", "name": "den", "aliases": ["den"]}]
+    fact = [{"h": "fox", "r": "lives in", "t": "den", "k": "location", "chunks": ["c1"],
+             "conf": 1.0}]
+    _entities(platform, test_domain, rows)
+    _facts(platform, test_domain, fact)
+    again = _entities(platform, test_domain, rows) + _facts(platform, test_domain, fact)
+    assert sum(c.nodes_created + c.relationships_created + c.properties_set
+               for c in again) == 0
 
 
 def test_every_cypher_file_explains(platform) -> None:

@@ -9,11 +9,11 @@ import math
 import pytest
 
 from kg_builder.graph_io import GraphWriter, WriteReport
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Choice, Question
 from metakg.anchored import search_anchored
 from metakg.methods import MetaKGRAGOptionAnchored
 from metakg.neo4j_source import CypherBackend
+from tests.doubles.scripted import ScriptedModel
 
 pytestmark = pytest.mark.integration
 

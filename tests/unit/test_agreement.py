@@ -13,7 +13,7 @@ from eval.agreement import Agreement, agreement_lines, judge_agreement, spearman
 from eval.geval import GEvalJudge
 from eval.report import markdown
 from eval.scoring import score_run
-from kgrag.llm.scripted import ScriptedModel
+from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_geval import LOGPROBS, _write_run, reply
 
 

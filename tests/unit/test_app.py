@@ -17,10 +17,10 @@ from app.asking import ReasoningSource
 from app.render import escape_md
 from kgrag.config import Settings
 from kgrag.errors import Neo4jUnavailable
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.platform import Platform
 from kgrag.store import QueryStats
 from kgrag.types import Prediction, Question, TraceStep
+from tests.doubles.scripted import ScriptedModel
 from tests.e2e.synthetic import write_synthetic_run
 from tests.unit.test_app_render import REFINEMENT
 
@@ -326,6 +326,7 @@ def test_app_command_line() -> None:
 
 
 # ---------------------------------------------------------------------- Compare
+@pytest.mark.results
 def test_compare_renders_the_committed_hotpotqa_run(tmp_path: Path, use) -> None:
     """The committed HotpotQA dev run: every method's row with its setting, the score
     against seconds plot, and one question's answers beside their passages and paths."""

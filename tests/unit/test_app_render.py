@@ -25,10 +25,10 @@ from app.asking import (
 )
 from eval.runner import RunConfig, RunLine
 from kgrag.config import Settings
-from kgrag.llm.scripted import Scripted, ScriptedModel
 from kgrag.platform import Platform
 from kgrag.types import Choice, Prediction, Question, TraceStep, Usage
 from metakg.trace import RefinementView
+from tests.doubles.scripted import Scripted, ScriptedModel
 
 BASE = "http://127.0.0.1:7474/browser/"
 
@@ -205,9 +205,9 @@ def test_markdown_escaping_shows_model_output_literally() -> None:
 
 
 def test_a_real_metakgrag_trace_renders(tmp_path: Path) -> None:
-    from metakg.backend import MemoryBackend
     from metakg.graph import Triple
     from metakg.methods import MetaKGRAG
+    from tests.doubles.memory import MemoryBackend
 
     class Embedder:  # "fox"-ness and "forest"-ness: enough for a walk to exist
         name, dimensions = "two", 2

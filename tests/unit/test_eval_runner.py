@@ -15,10 +15,10 @@ from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.llm.base import Generation
 from kgrag.llm.replay import ReplayModel
-from kgrag.llm.scripted import ScriptedModel
-from metakg.backend import MemoryBackend
 from metakg.methods import MetaKGRAG
 from tests.conftest import FixedGraphStore, write_questions
+from tests.doubles.memory import MemoryBackend
+from tests.doubles.scripted import ScriptedModel, ScriptExhausted
 from tests.unit.test_evidence import AnyTextEmbedder
 
 QUESTIONS = [
@@ -65,7 +65,7 @@ def dataset(tmp_path: Path) -> Path:
 def test_run_writes_predictions_and_resumes(tmp_path: Path, dataset: Path) -> None:
     out = tmp_path / "run"
     p = FakePlatform(["B", "A"], tmp_path)
-    with pytest.raises(AssertionError):  # the script runs out after 2 answers: "interrupted"
+    with pytest.raises(ScriptExhausted):  # the script runs out after 2 answers: "interrupted"
         run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
     assert done_pairs(out / "predictions.jsonl") == {("llm", "q0"), ("llm", "q1")}
     p2 = FakePlatform(["(B)", "nonsense"], tmp_path)
@@ -556,3 +556,26 @@ def test_the_runner_rule_cuts_only_answer_first_prompts() -> None:
     llm = GeneratingLLM(ScriptedModel([reply]))
     llm.settled = settled_rule
     assert llm.answer(q).answer == "B. fridge\nExplanation:"
+
+
+def test_the_runner_answers_with_the_real_metakgrag_and_records_its_config(tmp_path: Path
+                                                                          ) -> None:
+    """Not a renamed stand-in: MetaKGRAG over the in-memory fox graph, its cycle in the
+    recorded trace, its MetaKGConfig and the graph's fingerprint in config.json."""
+    from tests.unit.test_metakg_methods import CONCEPTS_BOTH, QTEXT
+    from tests.unit.test_sweep import MetaKGPlatform
+
+    data = tmp_path / "fox.jsonl"
+    data.write_text(json.dumps({"question": QTEXT, "answer": ["den"]}) + "\n")
+    p = MetaKGPlatform(tmp_path, [CONCEPTS_BOTH, "So the answer is: den."])
+    p.settings.metakg = p.settings.metakg.model_copy(update={"n_max": 1})
+    out = tmp_path / "run"
+    run_eval(p, str(data), ["metakgrag"], n=None, out=out, domain="woods",  # type: ignore[arg-type]
+             progress=False)
+    config, (line,) = read_run(out)
+    assert config.settings["metakg"]["n_max"] == 1 and config.graph is not None
+    stages = [s.stage for s in line.prediction.trace]
+    assert stages[:4] == ["domain", "concepts", "match", "refine"]
+    refine = next(s for s in line.prediction.trace if s.stage == "refine")
+    assert len(refine.data["cycles"]) == 1  # n_max = 1 reached MetaKGRAG's cycle
+    assert line.prediction.answer.endswith("den.") and p.model.remaining == 0

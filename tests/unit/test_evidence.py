@@ -15,14 +15,14 @@ import pytest
 from eval.evidence import comparisons, read_rows, run_evidence, score_only, summarise
 from kgrag.config import Settings
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.method import QAMethod, Trace
 from kgrag.types import Choice, Question
-from metakg.backend import MemoryBackend
 from metakg.config import MetaKGConfig
 from metakg.kg_method import extract_concepts_many
 from metakg.methods import FACTORIES, METHOD_CLASSES, MetaKGRAG
 from tests.conftest import FixedGraphStore, write_questions
+from tests.doubles.memory import MemoryBackend
+from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_metakg_methods import (
     CONCEPTS_BOTH,
     CONCEPTS_FOX,

@@ -17,8 +17,8 @@ from eval.scoring import score_run
 from kgrag.config import Settings
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, Generation, TokenLogprob
-from kgrag.llm.scripted import ScriptedModel, ScriptExhausted
 from kgrag.types import Choice, Prediction, Question, Usage
+from tests.doubles.scripted import ScriptedModel, ScriptExhausted
 
 LOGPROBS = Capabilities(logprobs=True)
 ITEM = GevalItem("What is acne?", "Acne is a skin condition.", "Acne is a skin disease.")

@@ -16,8 +16,8 @@ import pytest
 from app import render_text
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, Generation, GenerationParams, Message
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Passage, Prediction, Question
+from tests.doubles.scripted import ScriptedModel
 from textrag.imrag import IMRAG, IMRAGConfig, decide, monologue_text
 from textrag.imrag_progress import ProgressTracker, passage_text
 from textrag.imrag_refine import EmbeddingRefiner, PassThroughRefiner, split_sentences

@@ -17,8 +17,8 @@ from kg_builder.bench_extract import parse_batch_sizes, run_extract_bench
 from kg_builder.extract import ExtractConfig, TripleExtractor
 from kgrag.cli import app
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.platform import Platform
+from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_kg_extract import RecordingModel, chunk, item, reply
 
 BAD = "Sure! fox -> forest"  # no JSON: a parse failure

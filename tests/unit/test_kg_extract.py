@@ -18,7 +18,7 @@ from kg_builder.reply import ReplyError, extraction_schema, parse_reply
 from kg_builder.sources import Chunk
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, Generation, GenerationParams, Message
-from kgrag.llm.scripted import ScriptedModel
+from tests.doubles.scripted import ScriptedModel
 
 
 class RecordingModel(ScriptedModel):

@@ -48,8 +48,8 @@ from metakg.graph import (
     integrate_evidence_paths,
     path_similarity,
 )
-from metakg.memory import InMemoryGraph
 from metakg.similarity import Similarity
+from tests.doubles.memory import InMemoryGraph
 
 PROMPTS = FilePath(__file__).resolve().parents[2] / "metakg" / "prompts"
 

@@ -17,9 +17,7 @@ import numpy as np
 import pytest
 
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Choice, Prediction, Question
-from metakg.backend import MemoryBackend
 from metakg.config import Ablation, MetaKGConfig
 from metakg.graph import Triple
 from metakg.kg_method import NO_EVIDENCE
@@ -34,6 +32,8 @@ from metakg.methods import (
 from metakg.neo4j_source import browser_query
 from metakg.tog import ThinkOnGraph
 from metakg.trace import EvidenceView, RefinementView
+from tests.doubles.memory import MemoryBackend
+from tests.doubles.scripted import ScriptedModel
 
 QTEXT = "Where does a fox live?"
 AXES = [QTEXT, "fox", "forest", "unicorn"]  # the question and the concept texts

@@ -13,8 +13,8 @@ import pytest
 
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.types import Passage, Question
+from tests.doubles.scripted import ScriptedModel
 from textrag.metarag import Diagnosis, MetaRAG, MetaRAGConfig, directives, jaccard, plan, usable
 from textrag.retrieval import Retrieved
 

@@ -302,6 +302,7 @@ def test_answer_settled(prefix: str, settled: bool) -> None:
     assert answer_settled(prefix, LABELS, TEXTS) is settled
 
 
+@pytest.mark.results
 def test_a_settled_reply_reads_like_the_whole_reply_in_every_committed_run() -> None:
     """Stopping an answer-first reply where `answer_settled` first holds gives the option
     the whole reply gives: checked on every answer-first reply of the committed runs, at

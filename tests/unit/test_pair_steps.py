@@ -16,6 +16,7 @@ RUNS = [p.parent for p in sorted((ROOT / "docs" / "results").glob("*/metrics.jso
         if (json.loads(p.read_text()).get("same") or {}).get("methods")]
 
 
+@pytest.mark.results
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_the_line_for_k_is_the_same_table_pair(run: Path, capsys: pytest.CaptureFixture[str]
                                                ) -> None:
@@ -53,6 +54,7 @@ def test_the_closing_lines_sum_the_steps_up() -> None:
                   "difference +3.5 to +9.2 points")
 
 
+@pytest.mark.results
 def test_it_stops_where_a_row_has_not_answered(capsys: pytest.CaptureFixture[str]) -> None:
     run = RUNS[0]
     same = json.loads((run / "metrics.json").read_text())["same"]
@@ -61,6 +63,7 @@ def test_it_stops_where_a_row_has_not_answered(capsys: pytest.CaptureFixture[str
     assert "have not both answered the first 10000; stop" in capsys.readouterr().out
 
 
+@pytest.mark.results
 def test_an_unknown_method_is_a_clear_error() -> None:
     with pytest.raises(script["KgragError"], match="no 'nope' answers"):
         script["main"](RUNS[0], "nope", "rag", 4, 4, 4)

@@ -141,7 +141,7 @@ def test_without_seeds_the_result_is_the_fusion_of_the_others() -> None:
 
 
 def test_seeds_never_read_gold_paragraphs_or_supporting_titles() -> None:
-    from kgrag.llm.scripted import ScriptedModel
+    from tests.doubles.scripted import ScriptedModel
 
     store = RecordingStore()
     store.entities |= {"poisoned gold title", "secret"}

@@ -5,10 +5,10 @@ import pytest
 from kgrag.baselines import ChainOfThought, LLMOnly
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, GenerationParams, Message
-from kgrag.llm.scripted import ScriptedModel, ScriptExhausted
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import PromptTemplate
 from kgrag.types import Choice, Question
+from tests.doubles.scripted import ScriptedModel, ScriptExhausted
 
 MCQ = Question(id="q1", text="Where is milk kept cold?", kind="multiple_choice",
                choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge")],

@@ -22,7 +22,6 @@ from kgrag.errors import DataError, KgragError, ModelError
 from kgrag.llm.base import Message
 from kgrag.llm.letters import from_top_logprobs, renormalise
 from kgrag.llm.openai_http import OpenAICompatibleModel
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.reader import (
     PositionPrior,
     ReaderConfig,
@@ -36,6 +35,7 @@ from kgrag.types import Choice, Question
 from metakg.anchored import HopRow, search_anchored
 from metakg.gate import decide
 from metakg.graph import Triple
+from tests.doubles.scripted import ScriptedModel
 
 Q = Question(id="q", text="Where is milk kept?", dataset="toy", kind="multiple_choice",
              choices=[Choice(label="A", text="oven"), Choice(label="B", text="fridge"),

@@ -7,7 +7,7 @@ import pytest
 from kgrag import clock
 from kgrag.llm.base import Generation, GenerationParams, Message
 from kgrag.llm.replay import ReplayModel, request_key, unwrapped
-from kgrag.llm.scripted import ScriptedModel
+from tests.doubles.scripted import ScriptedModel
 
 ASK = [Message("system", "Be brief."), Message("user", "Where do foxes live?")]
 

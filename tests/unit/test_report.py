@@ -21,6 +21,7 @@ from kgrag.errors import KgragError, ModelError
 from kgrag.platform import available_methods
 from kgrag.types import Prediction, Question
 from tests.conftest import write_questions
+from tests.doubles.scripted import ScriptExhausted
 from tests.unit.test_eval_runner import QUESTIONS, FakePlatform
 from tests.unit.test_sweep import SweepPlatform
 
@@ -75,7 +76,7 @@ def test_another_code_version_is_recorded_and_reported(tmp_path: Path, dataset: 
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "run"
     monkeypatch.setattr("kg_builder.jobs._git_revision", lambda: "aaa111")
-    with pytest.raises(AssertionError):  # interrupted after two answers
+    with pytest.raises(ScriptExhausted):  # interrupted after two answers
         run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
                  out=out, progress=False)
     monkeypatch.setattr("kg_builder.jobs._git_revision", lambda: "bbb222")
@@ -92,7 +93,7 @@ def test_each_llama_build_that_answered_is_recorded_and_reported(
         tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out, old = tmp_path / "run", tmp_path / "old"
     monkeypatch.setattr("eval.runner._llama_build", lambda: "llama-cpp-python 1: AVX2 AMX_INT8")
-    with pytest.raises(AssertionError):  # interrupted after two answers
+    with pytest.raises(ScriptExhausted):  # interrupted after two answers
         run_eval(FakePlatform(["B", "B"], tmp_path), str(dataset), ["llm"], n=None,  # type: ignore[arg-type]
                  out=out, progress=False)
     shutil.copytree(out, old)

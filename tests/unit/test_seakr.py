@@ -16,9 +16,9 @@ from app import render_text
 from kgrag.errors import KgragError, ModelError
 from kgrag.llm.base import Capabilities
 from kgrag.llm.eos_states import EosStateCache
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.platform import Platform
 from kgrag.types import Passage, Question
+from tests.doubles.scripted import ScriptedModel
 from textrag.retrieval import Retrieved
 from textrag.seakr import SeaKR, SeakrConfig
 from textrag.seakr_text import build_query, drop_answer_sentences

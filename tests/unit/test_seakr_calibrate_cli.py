@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from kgrag.cli import app
 from kgrag.errors import KgragError, ModelError
-from kgrag.llm.scripted import ScriptedModel
 from kgrag.platform import Platform
 from tests.conftest import DATA_DIR, require_data
+from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_seakr import FULL, FakeEngine, out
 from textrag.seakr_calibrate import (
     CALIBRATION_SOURCES,

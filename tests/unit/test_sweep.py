@@ -3,6 +3,7 @@ with that value in its recorded MetaKGConfig, scoring and the sensitivity plot."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,14 @@ from eval.sweep import parse_values, read_manifest, run_sweep, score_sweep, valu
 from kgrag.baselines import LLMOnly
 from kgrag.config import Settings
 from kgrag.errors import KgragError
-from kgrag.llm.scripted import ScriptedModel
 from metakg.config import MetaKGConfig
+from metakg.methods import MetaKGRAG
+from metakg.trace import RefinementView
 from tests.conftest import FixedGraphStore, write_questions
+from tests.doubles.memory import MemoryBackend
+from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_eval_runner import GeneratingLLM
+from tests.unit.test_metakg_methods import CONCEPTS_BOTH, KEYS, QTEXT, TRIPLES, TableEmbedder
 
 QUESTIONS = [
     {"id": f"q{i}", "question": {"stem": f"Question {i}?",
@@ -139,3 +144,49 @@ def test_cli_sweep_rejects_a_bad_parameter_before_any_work(tmp_path: Path) -> No
     assert isinstance(result.exception, KgragError)
     assert "unknown MetaKGRAG parameter 'N_max'" in str(result.exception)
     assert "n_max" in result.exception.hint and not (tmp_path / "s").exists()
+
+
+class MetaKGPlatform:
+    """The real MetaKGRAG over the in-memory test graph (`tests.unit.test_metakg_methods`),
+    built from the current settings as the real factory builds it: a swept value reaches
+    the method, not a renamed stand-in."""
+
+    def __init__(self, tmp: Path, replies: list[str]) -> None:
+        self.settings = Settings(home=tmp / "home", data_dir=tmp,
+                                 metakg=MetaKGConfig(n_starts=1))
+        self.store = FixedGraphStore()
+        self.model = ScriptedModel(replies)
+
+    def method(self, name: str, domain: str | None) -> MetaKGRAG:
+        assert name == "metakgrag"
+        cfg = self.settings.metakg
+        return MetaKGRAG(self.model, MemoryBackend(KEYS, TRIPLES, TableEmbedder(), cfg),
+                         domain, cfg)
+
+    def replay_repeats(self) -> ScriptedModel:
+        return self.model
+
+
+def test_a_swept_tau_coverage_changes_what_metakgrag_does(tmp_path: Path) -> None:
+    """The fox graph: the concept "forest" is covered at .2 by the initial path. With
+    τ_coverage .1 it counts as covered, so the first cycle acts on relevance only; with
+    the paper's .6 it is missing, and the cycle pivots for completeness."""
+    data = tmp_path / "fox.jsonl"
+    data.write_text(json.dumps({"question": QTEXT, "answer": ["den"]}) + "\n")
+    p = MetaKGPlatform(tmp_path, [CONCEPTS_BOTH, "So the answer is: den."] * 2)
+    out = tmp_path / "sweep"
+    run_sweep(p, dataset=str(data), method="metakgrag", domain="woods",  # type: ignore[arg-type]
+              param="tau_coverage", values=[0.1, 0.6], n=None, out=out, progress=False)
+    assert p.model.remaining == 0
+    first_cycle = {}
+    for tau in (0.1, 0.6):
+        config, lines = read_run(value_dir(out, "tau_coverage", tau))
+        assert config.settings["metakg"]["tau_coverage"] == tau
+        (line,) = lines
+        assert line.prediction.error is None and line.prediction.answer.endswith("den.")
+        refine = next(s for s in line.prediction.trace if s.stage == "refine")
+        first_cycle[tau] = RefinementView.model_validate(refine.data).cycles[0]
+    low, paper = first_cycle[0.1], first_cycle[0.6]
+    assert low.missing == [] and low.issue == "relevance"
+    assert paper.missing == ["forest"] and paper.issue == "completeness"
+    assert paper.coverage["forest"] == pytest.approx(0.2) == low.coverage["forest"]

@@ -20,8 +20,8 @@ from kgrag.llm.base import (
     TokenLogprob,
     UsageMeter,
 )
-from kgrag.llm.scripted import ScriptedModel, ScriptExhausted
 from kgrag.types import Passage, Question
+from tests.doubles.scripted import ScriptedModel, ScriptExhausted
 from textrag.baselines import (
     FLARE,
     RAG,

@@ -14,6 +14,7 @@ script = runpy.run_path(str(ROOT / "scripts" / "trace_counts.py"))
 RUNS = [ROOT / "docs" / "results" / d for d in ("hotpotqa-dev", "2wiki-dev")]
 
 
+@pytest.mark.results
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_all_read_counts_are_the_scored_share(run: Path, capsys: pytest.CaptureFixture[str]
                                               ) -> None:
