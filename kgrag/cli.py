@@ -219,7 +219,7 @@ def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int =
                 k: int = 20, sequential: Annotated[bool, typer.Option(
                     help="Also time the k samples as k separate calls.")] = False) -> None:
     """One SeaKR uncertainty estimate (k batched samples) against one greedy step."""
-    from textrag.seakr_bench import bench_seakr as run
+    from textrag.seakr.bench import bench_seakr as run
 
     run(_platform(model), console, runs, k, sequential)
 
@@ -531,14 +531,18 @@ def graph_export(
     domain: Annotated[str, typer.Option(help="Domain to export.")],
     out: Annotated[Path | None, typer.Option(help="Output .jsonl.gz path.")] = None,
     embeddings: Annotated[bool, typer.Option(help="Include float16 entity vectors.")] = True,
+    int8: Annotated[bool, typer.Option("--int8", help="Vectors as int8 (half the size of "
+                                                      "float16, cosine > 0.9999).")] = False,
 ) -> None:
-    """Write a domain's chunks, entities and facts to a compressed JSONL export."""
+    """Write a domain's chunks, entities and facts to a compressed JSONL export (in parts
+    of at most 45 MB: <file>, <file>.part2, …)."""
     from kg_builder.graph_io import export_graph
     from kg_builder.jobs import export_meta
 
     p = Platform()
     path = out or DEFAULT_EXPORTS / f"{domain}.jsonl.gz"
-    counts = export_graph(p.store, domain, path, export_meta(p, domain), embeddings)
+    counts = export_graph(p.store, domain, path, export_meta(p, domain), embeddings,
+                          int8=int8)
     console.print(f"{path}: {counts}")
 
 

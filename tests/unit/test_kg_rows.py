@@ -63,3 +63,17 @@ def test_cli_start_up_does_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def test_int8_vectors_are_half_the_size_and_keep_the_cosine() -> None:
+    from kg_builder.graph_io import encode_vector_int8
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        v = rng.standard_normal(384).astype(np.float32)
+        v /= np.linalg.norm(v)
+        text = encode_vector_int8(v)
+        back = np.asarray(as_vector(text))
+        assert abs(float(np.linalg.norm(back)) - 1.0) < 1e-5  # normalised again
+        assert float(back @ v) > 0.9999
+        assert len(text) < 0.55 * len(encode_vector(v))
