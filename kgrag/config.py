@@ -51,8 +51,10 @@ class Neo4jSettings(BaseModel):
     browser_version: str = "5.24.0"  # newest Neo4j Browser on Maven Central
     bolt_port: int = 7687
     http_port: int = 7474
-    heap: str = "1g"
-    pagecache: str = "512m"
+    # Bulk imports of 100k+ facts and 100k+ vectors (kgrag bench import, the demo's graph
+    # exports) on the 24 GB machines; lower them with KGRAG_NEO4J__HEAP/__PAGECACHE.
+    heap: str = "4g"
+    pagecache: str = "2g"
     start_timeout_s: float = 120.0
 
 
