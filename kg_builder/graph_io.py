@@ -362,7 +362,8 @@ def read_export(path: Path
 
 def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
                  domain: str | None = None, batch_size: int = 5000, *,
-                 embedder_factory: Callable[[], Embedder] | None = None) -> WriteReport:
+                 embedder_factory: Callable[[], Embedder] | None = None,
+                 workers: int = WORKERS) -> WriteReport:
     """Load an export into Neo4j (idempotent). Vectors come from the file when it has them;
     the embedder (or `embedder_factory`, called only then) embeds the entities it lacks."""
     meta, records = read_export(path)
@@ -390,7 +391,8 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
                          hint=f"the parts are {path.name}, {path.name}.part2, …; fetch all")
     if domain != meta["domain"]:  # chunk and document ids are global: give the copy its own
         _rename_sources(rows, meta["domain"], domain)
-    writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory)
+    writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory,
+                         workers=workers)
     writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
     report.seconds = time.perf_counter() - start
     return report

@@ -237,13 +237,17 @@ def bench_scoring(n: Annotated[int, typer.Option(help="Open-ended predictions to
 
 
 @bench_app.command("import")
-def bench_import(facts: int = 100_000, entities: int = 30_000) -> None:
+def bench_import(facts: int = 100_000, entities: int = 30_000,
+                 workers: Annotated[int, typer.Option(
+                     min=1, max=8, help="Transactions in flight for the stages that touch "
+                                        "disjoint nodes (1: the old sequential import).")] = 2,
+                 ) -> None:
     """Neo4j write throughput: import a synthetic export of FACTS triples, twice."""
     from kg_builder.bench import bench_import as run
 
     p = Platform()
     p.store.apply_schema()
-    run(p.store, console, facts, entities)
+    run(p.store, console, facts, entities, workers)
 
 
 @bench_app.command("extract")
