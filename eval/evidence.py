@@ -355,7 +355,7 @@ def wrong_option_rate(rows: Sequence[EvidenceRow], questions: Mapping[str, Quest
 
 def content_words(text: str) -> set[str]:
     """The normalised words of `text` without closed-class words (SeaKR's list)."""
-    from textrag.seakr_text import FUNCTION_WORDS
+    from textrag.seakr.text import FUNCTION_WORDS
 
     return {w for w in normalize_answer(text).split() if w not in FUNCTION_WORDS}
 

@@ -122,12 +122,28 @@ class RunLine(BaseModel):
     runner_overhead_ms: float = 0.0
 
 
-def _prompt_files(names: Sequence[str]) -> list[str]:
-    """The prompt templates among repository paths `names` (`<package>/prompts/*.txt`),
-    sorted. The scorer's own prompts (eval/prompts, G-Eval) are left out: they do not
-    change predictions."""
-    return sorted(n for n in names if len(parts := n.split("/")) == 3 and parts[1] == "prompts"
-                  and parts[2].endswith(".txt") and parts[0] != "eval")
+def _prompt_key(name: str) -> str | None:
+    """A prompt template's name in the digests, `<package>/prompts/<file>`, for a repository
+    path `<package>/prompts/<file>` or `<package>/<method>/prompts/<file>` (a method's
+    subpackage, e.g. `textrag/seakr/prompts/seakr_step.txt`); None for anything else. The
+    digest names a prompt by package and file wherever in the package it lives, so moving
+    a template into its method's folder does not change a run's identity. The scorer's own
+    prompts (eval/prompts, G-Eval) are left out: they do not change predictions."""
+    parts = name.split("/")
+    if len(parts) not in (3, 4) or parts[-2] != "prompts" or not parts[-1].endswith(".txt"):
+        return None
+    return None if parts[0] == "eval" else f"{parts[0]}/prompts/{parts[-1]}"
+
+
+def _prompt_files(names: Sequence[str]) -> list[tuple[str, str]]:
+    """(digest name, repository path) of the prompt templates among `names`, sorted by the
+    digest name; two templates of one package with the same file name are an error."""
+    keyed = sorted((key, n) for n in names if (key := _prompt_key(n)) is not None)
+    clash = [k for (k, _), (k2, _) in zip(keyed, keyed[1:], strict=False) if k == k2]
+    if clash:
+        raise KgragError(f"two prompt templates share the name {clash[0]!r}",
+                         hint="prompt file names must be unique within a package")
+    return keyed
 
 
 def _digest(files: Sequence[tuple[str, bytes]]) -> str:
@@ -139,8 +155,9 @@ def _digest(files: Sequence[tuple[str, bytes]]) -> str:
 
 
 def _working_prompts() -> list[tuple[str, bytes]]:
-    names = _prompt_files([str(p.relative_to(ROOT)) for p in ROOT.glob("*/prompts/*.txt")])
-    return [(n, (ROOT / n).read_bytes()) for n in names]
+    paths = [*ROOT.glob("*/prompts/*.txt"), *ROOT.glob("*/*/prompts/*.txt")]
+    keyed = _prompt_files([str(p.relative_to(ROOT)) for p in paths])
+    return [(key, (ROOT / path).read_bytes()) for key, path in keyed]
 
 
 def prompts_digest(files: Sequence[tuple[str, bytes]] | None = None) -> str:
@@ -176,10 +193,10 @@ def prompts_at_revision(revision: str) -> list[tuple[str, bytes]] | None:
                                 cwd=ROOT, capture_output=True, text=True, timeout=20,
                                 check=True)
         files = []
-        for name in _prompt_files(listed.stdout.splitlines()):
+        for key, name in _prompt_files(listed.stdout.splitlines()):
             shown = subprocess.run(["git", "show", f"{revision}:{name}"],  # noqa: S607
                                    cwd=ROOT, capture_output=True, timeout=20, check=True)
-            files.append((name, shown.stdout))
+            files.append((key, shown.stdout))
         return files
     except (OSError, subprocess.SubprocessError):
         return None
@@ -221,7 +238,7 @@ def seakr_calibration(p: Platform, dataset_path: Path, methods: Sequence[str]
     Refuses a run on the file the δ was calibrated on."""
     if not _seakr_methods(methods):
         return None
-    from textrag.seakr_calibrate import CalibrationLeak, calibration_leak, calibration_record
+    from textrag.seakr.calibrate import CalibrationLeak, calibration_leak, calibration_record
 
     record = calibration_record(p.settings.home, p.settings.model.chat, quiet=True)
     leak = calibration_leak(record, dataset_path, p.settings.data_dir)
@@ -366,7 +383,7 @@ def _calibration_hint(out: Path, diff: dict[str, tuple[Any, Any]], config: RunCo
     was = diff["seakr_calibration"][0] or {}
     if was.get("threshold") is None:
         return None
-    from textrag.seakr_calibrate import calibration_path
+    from textrag.seakr.calibrate import calibration_path
 
     home = Path(config.settings.get("home") or "~/.cache/kgrag").expanduser()
     target = calibration_path(home, config.model)

@@ -19,7 +19,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from textrag.corpora import CorpusSpec
-    from textrag.seakr_calibrate import SeakrCalibration
+    from textrag.seakr.calibrate import SeakrCalibration
 
 corpus_app = typer.Typer(no_args_is_help=True,
                          help="Load and inspect the passage corpus of the text methods.")
@@ -181,7 +181,7 @@ def calibrate_seakr(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from kgrag.cli import _platform
-    from textrag.seakr_calibrate import calibrate_platform, calibration_path
+    from textrag.seakr.calibrate import calibrate_platform, calibration_path
 
     p = _platform(model)
     with Progress("[progress.description]{task.description}", BarColumn(),
@@ -200,7 +200,7 @@ def calibrate_seakr(
 def _print_calibration(cal: SeakrCalibration) -> None:
     from statistics import median
 
-    from textrag.seakr_calibrate import best_cut
+    from textrag.seakr.calibrate import best_cut
 
     best = best_cut(cal.cuts)
     right = [pt.uncertainty for pt in cal.points if pt.correct]

@@ -96,8 +96,8 @@ FACTORIES: dict[str, MethodFactory] = {
 # ---------------------------------------------------------------------------------------
 # SeaKR, MetaRAG and IM-RAG-style: registered here by their own modules' engineer, e.g.
 #
-#     from textrag.seakr import FACTORIES as _SEAKR        # "seakr", "seakr-gold"
-#     from textrag.metarag import FACTORIES as _METARAG    # "metarag", "metarag-gold"
+#     from textrag.seakr.method import FACTORIES as _SEAKR        # "seakr", "seakr-gold"
+#     from textrag.metarag.method import FACTORIES as _METARAG    # "metarag", "metarag-gold"
 #     FACTORIES.update(_SEAKR)
 #     FACTORIES.update(_METARAG)
 #     FACTORIES["imrag"] = ...
@@ -110,9 +110,9 @@ FACTORIES: dict[str, MethodFactory] = {
 def _register_adaptive() -> None:
     """SeaKR (and its Table 3 ablations), MetaRAG and IM-RAG (and its Table 3
     ablations) register beside the baselines."""
-    from textrag.imrag import IMRAG_FACTORIES
-    from textrag.metarag import METARAG_FACTORIES
-    from textrag.seakr import SEAKR_FACTORIES
+    from textrag.imrag.method import IMRAG_FACTORIES
+    from textrag.metarag.method import METARAG_FACTORIES
+    from textrag.seakr.method import SEAKR_FACTORIES
 
     FACTORIES.update(SEAKR_FACTORIES)
     FACTORIES.update(METARAG_FACTORIES)

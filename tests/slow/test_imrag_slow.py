@@ -12,7 +12,7 @@ import pytest
 
 from eval.datasets import load_dataset
 from kgrag.models import REGISTRY
-from textrag.imrag import IMRAG
+from textrag.imrag.method import IMRAG
 from textrag.retrievers import GoldContextRetriever
 
 

@@ -17,8 +17,8 @@ import pytest
 from kgrag.llm.base import GenerationParams
 from kgrag.llm.eos_states import EosStateCache, sample_with_eos_states, tokenize_prompt
 from kgrag.models import REGISTRY
-from textrag.seakr import exemplar_prefix, render_prompt
-from textrag.seakr_uncertainty import LlamaSeakrEngine, UncertaintyConfig
+from textrag.seakr.method import exemplar_prefix, render_prompt
+from textrag.seakr.uncertainty import LlamaSeakrEngine, UncertaintyConfig
 
 QUESTION = "Who directed the film that won the Academy Award for Best Picture in 1998?"
 STEP_STOPS = ("\n\n", "\nQuestion:", "\nContext", ". ")

@@ -1,6 +1,6 @@
 """kgrag.answers, the one answer extractor: the behaviours of the three parsers it replaced
 (the methods' `kgrag.answers`, the scorer's `eval.parsing.extract_answer`, SeaKR's
-`textrag.seakr_text.find_answer`), and every committed reply read as it was scored."""
+`textrag.seakr.text.find_answer`), and every committed reply read as it was scored."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kgrag.answers import clean_answer, completion_answer, find_answer, has_answer, reply_answer
-from textrag.seakr import seakr_answer
+from textrag.seakr.method import seakr_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 

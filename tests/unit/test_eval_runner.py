@@ -320,8 +320,8 @@ def test_answer_in_evidence_is_whole_normalised_words_of_the_correct_option() ->
 
 
 def _save_delta(home: Path, threshold: float, source_file: str) -> None:
-    from textrag.seakr_calibrate import SeakrCalibration, calibration_path, save_calibration
-    from textrag.seakr_uncertainty import UncertaintyConfig
+    from textrag.seakr.calibrate import SeakrCalibration, calibration_path, save_calibration
+    from textrag.seakr.uncertainty import UncertaintyConfig
 
     u = UncertaintyConfig()
     settings = {"k": u.k, "alpha": u.alpha, "tensor": u.tensor, "n_shot": 10, "level": "step"}
@@ -359,7 +359,7 @@ def test_a_seakr_run_records_its_delta_and_refuses_another(tmp_path: Path, datas
 
 def test_seakr_is_not_evaluated_on_its_calibration_questions(tmp_path: Path, dataset: Path
                                                              ) -> None:
-    from textrag.seakr_calibrate import CalibrationLeak
+    from textrag.seakr.calibrate import CalibrationLeak
 
     p = FakePlatform([], tmp_path)
     _save_delta(p.settings.home, -2.5, dataset.relative_to(tmp_path).as_posix())

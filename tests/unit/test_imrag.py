@@ -18,9 +18,9 @@ from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, Generation, GenerationParams, Message
 from kgrag.types import Passage, Prediction, Question
 from tests.doubles.scripted import ScriptedModel
-from textrag.imrag import IMRAG, IMRAGConfig, decide, monologue_text
-from textrag.imrag_progress import ProgressTracker, passage_text
-from textrag.imrag_refine import EmbeddingRefiner, PassThroughRefiner, split_sentences
+from textrag.imrag.method import IMRAG, IMRAGConfig, decide, monologue_text
+from textrag.imrag.progress import ProgressTracker, passage_text
+from textrag.imrag.refine import EmbeddingRefiner, PassThroughRefiner, split_sentences
 from textrag.retrieval import Retrieved
 
 

@@ -15,7 +15,15 @@ from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities
 from kgrag.types import Passage, Question
 from tests.doubles.scripted import ScriptedModel
-from textrag.metarag import Diagnosis, MetaRAG, MetaRAGConfig, directives, jaccard, plan, usable
+from textrag.metarag.method import (
+    Diagnosis,
+    MetaRAG,
+    MetaRAGConfig,
+    directives,
+    jaccard,
+    plan,
+    usable,
+)
 from textrag.retrieval import Retrieved
 
 
@@ -189,7 +197,7 @@ def test_helpers() -> None:
 def test_reply_schemas_require_every_field_and_bound_no_string_length() -> None:
     # llama.cpp unrolls maxLength into one grammar rule per character and crashes on
     # a few hundred (seen with the real model), so the schemas must not carry it.
-    from textrag.metarag import AnswerReply, ExpertReply, _reply_schema
+    from textrag.metarag.method import AnswerReply, ExpertReply, _reply_schema
 
     for model in (AnswerReply, ExpertReply, Diagnosis):
         schema = _reply_schema(model)

@@ -20,9 +20,9 @@ from kgrag.platform import Platform
 from kgrag.types import Passage, Question
 from tests.doubles.scripted import ScriptedModel
 from textrag.retrieval import Retrieved
-from textrag.seakr import SeaKR, SeakrConfig
-from textrag.seakr_text import build_query, drop_answer_sentences
-from textrag.seakr_uncertainty import (
+from textrag.seakr.method import SeaKR, SeakrConfig
+from textrag.seakr.text import build_query, drop_answer_sentences
+from textrag.seakr.uncertainty import (
     ChatModelSeakrEngine,
     StepOutput,
     TokenProb,
@@ -418,7 +418,7 @@ def test_forced_completion_then_fail() -> None:
 
 # ---------------------------------------------------------------------- calibration
 def test_threshold_separates_wrong_from_right_answers() -> None:
-    from textrag.seakr_calibrate import CalibrationPoint, best_cut, threshold_table
+    from textrag.seakr.calibrate import CalibrationPoint, best_cut, threshold_table
 
     us = [(-7.0, True), (-6.5, True), (-6.2, False), (-5.8, True), (-5.0, False), (-4.5, False),
           (-4.0, False)]
@@ -435,7 +435,7 @@ def test_threshold_separates_wrong_from_right_answers() -> None:
 
 
 def test_calibration_needs_both_outcomes() -> None:
-    from textrag.seakr_calibrate import CalibrationPoint, threshold_table
+    from textrag.seakr.calibrate import CalibrationPoint, threshold_table
 
     with pytest.raises(KgragError, match="right and wrong"):
         threshold_table([CalibrationPoint("a", -6.0, True, "x")])
@@ -443,7 +443,7 @@ def test_calibration_needs_both_outcomes() -> None:
 
 def test_correctness_for_options_and_short_answers() -> None:
     from kgrag.types import Choice
-    from textrag.seakr_calibrate import is_correct
+    from textrag.seakr.calibrate import is_correct
 
     mcq = Question(id="m", text="Where do foxes live?", answers=["B"],
                    choices=[Choice(label="A", text="sea"), Choice(label="B", text="forest")])
@@ -454,7 +454,7 @@ def test_correctness_for_options_and_short_answers() -> None:
 
 
 def test_calibrate_seakr_scores_the_first_step_and_grades_the_answer_line() -> None:
-    from textrag.seakr_calibrate import calibrate_seakr
+    from textrag.seakr.calibrate import calibrate_seakr
 
     qs = [Question(id=f"q{i}", text=f"Capital number {i}?", answers=["Rome"]) for i in range(4)]
     lines = {"0": "So the answer is Rome", "1": "So the answer is Rome",
@@ -482,7 +482,7 @@ def test_calibrate_seakr_scores_the_first_step_and_grades_the_answer_line() -> N
 
 def test_calibration_split_is_csqa_train_not_evaluation_data() -> None:
     from tests.conftest import DATA_DIR, require_data
-    from textrag.seakr_calibrate import CALIBRATION_SOURCES, calibration_questions
+    from textrag.seakr.calibrate import CALIBRATION_SOURCES, calibration_questions
 
     require_data(DATA_DIR / CALIBRATION_SOURCES["csqa-train"])
     qs = calibration_questions(DATA_DIR, n=3, source="csqa-train")
@@ -491,7 +491,7 @@ def test_calibration_split_is_csqa_train_not_evaluation_data() -> None:
 
 
 def test_saved_calibration_is_used_only_with_the_same_estimator_settings(tmp_path) -> None:
-    from textrag.seakr_calibrate import (
+    from textrag.seakr.calibrate import (
         CalibrationPoint,
         SeakrCalibration,
         calibrated_threshold,
@@ -514,8 +514,8 @@ def test_saved_calibration_is_used_only_with_the_same_estimator_settings(tmp_pat
 
 def test_registered_variants_answer_under_their_own_names() -> None:
     from kgrag.method import named
-    from textrag.metarag import METARAG_FACTORIES
-    from textrag.seakr import SEAKR_FACTORIES
+    from textrag.metarag.method import METARAG_FACTORIES
+    from textrag.seakr.method import SEAKR_FACTORIES
 
     assert set(SEAKR_FACTORIES) == {"seakr", "seakr-gold", "seakr-no-sa-retrieval",
                                     "seakr-no-sa-rerank", "seakr-rationales-only",

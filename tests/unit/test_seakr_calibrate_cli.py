@@ -19,7 +19,7 @@ from kgrag.platform import Platform
 from tests.conftest import DATA_DIR, require_data
 from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_seakr import FULL, FakeEngine, out
-from textrag.seakr_calibrate import (
+from textrag.seakr.calibrate import (
     CALIBRATION_SOURCES,
     CalibrationLeak,
     calibrated_threshold,
@@ -27,7 +27,7 @@ from textrag.seakr_calibrate import (
     calibration_questions,
     check_disjoint_from_evaluation,
 )
-from textrag.seakr_uncertainty import StepOutput
+from textrag.seakr.uncertainty import StepOutput
 
 CALIBRATION_FILE = CALIBRATION_SOURCES["csqa-train"]
 CSQA = ["calibrate", "seakr", "--source", "csqa-train"]
@@ -72,7 +72,7 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     engine = FakeEngine(respond)
     monkeypatch.setattr(Platform, "chat_model", property(
         lambda self: ScriptedModel([], capabilities=FULL, name="fake-model")))
-    monkeypatch.setattr("textrag.seakr_calibrate.default_engine", lambda *a, **k: engine)
+    monkeypatch.setattr("textrag.seakr.calibrate.default_engine", lambda *a, **k: engine)
     return engine
 
 
@@ -154,7 +154,7 @@ def test_bench_refuses_a_backend_it_cannot_measure(env, monkeypatch, backend, sc
 def test_nq_source_is_calibrated_on_and_the_run_on_it_is_refused(env, tmp_path) -> None:
     """The default source: NQ-open dev, checked against the *other* dev300 files only, and
     a SeaKR evaluation of that very file is named a leak."""
-    from textrag.seakr_calibrate import calibration_leak
+    from textrag.seakr.calibrate import calibration_leak
 
     data = Path(env["KGRAG_DATA_DIR"])
     nq = data / CALIBRATION_SOURCES["nq"]

@@ -49,7 +49,7 @@ from kgrag.answers import clean_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import ChatModel, require
 from kgrag.types import Question
-from textrag.seakr import (
+from textrag.seakr.method import (
     BASE_STOPS,
     SeaKR,
     SeakrConfig,
@@ -58,7 +58,7 @@ from textrag.seakr import (
     render_prompt,
     seakr_answer,
 )
-from textrag.seakr_uncertainty import SeakrEngine
+from textrag.seakr.uncertainty import SeakrEngine
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform

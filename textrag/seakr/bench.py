@@ -28,8 +28,8 @@ from rich.table import Table
 from kgrag.errors import ModelError
 from kgrag.llm.base import require
 from kgrag.platform import Platform
-from textrag.seakr import BASE_STOPS, SeaKR, SeakrConfig, exemplar_prefix, render_prompt
-from textrag.seakr_uncertainty import LlamaSeakrEngine, StepOutput
+from textrag.seakr.method import BASE_STOPS, SeaKR, SeakrConfig, exemplar_prefix, render_prompt
+from textrag.seakr.uncertainty import LlamaSeakrEngine, StepOutput
 
 # Written for the benchmark; not from any dataset (no evaluation question is timed here).
 QUESTION = "Who directed the film that won the Academy Award for Best Picture in 1998?"

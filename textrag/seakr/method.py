@@ -29,10 +29,10 @@ Where this port departs from the paper / official code, and why:
   the official code appends it to the bare prompt), at most 20 tokens.
 - The answer is the first "the answer is …" up to the end of its sentence (the official
   regex stops at the first comma and lower-cases).
-- Query words: a closed-class word list instead of spaCy's POS tags (`seakr_text`); the
+- Query words: a closed-class word list instead of spaCy's POS tags (`text.py`); the
   query keeps its last 64 words (the official retriever: its last 64 tokens).
 - The prompt does not end with a space (BPE tokenizers handle a trailing space badly).
-- δ = -6 is LLaMA-2-7B's; `seakr_calibrate` fits δ per model on CommonsenseQA train.
+- δ = -6 is LLaMA-2-7B's; `calibrate.py` fits δ per model on CommonsenseQA train.
 
 >>> seakr = SeaKR(model, retriever)             # model: LlamaCppModel (hidden states)
 >>> seakr.answer(Question(id="q", text="Who directed the film Psycho?")).answer
@@ -54,8 +54,8 @@ from kgrag.method import Answer, QAMethod, Trace, named
 from kgrag.prompt import PromptTemplate, package_prompt
 from kgrag.types import Passage, Question
 from textrag.retrieval import Retriever
-from textrag.seakr_text import build_query, content_words, drop_answer_sentences
-from textrag.seakr_uncertainty import (
+from textrag.seakr.text import build_query, content_words, drop_answer_sentences
+from textrag.seakr.uncertainty import (
     ChatModelSeakrEngine,
     LlamaSeakrEngine,
     SeakrEngine,
@@ -378,7 +378,7 @@ def _factory(name: str, setting: Literal["open", "gold"], base: SeakrConfig | No
 
     def build(p: Platform, domain: str | None) -> QAMethod:
         from textrag.methods import retriever_for
-        from textrag.seakr_calibrate import calibrated_threshold
+        from textrag.seakr.calibrate import calibrated_threshold
 
         config = base or SeakrConfig()
         threshold = calibrated_threshold(p.settings.home, p.settings.model.chat, config)

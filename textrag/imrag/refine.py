@@ -36,7 +36,7 @@ import numpy as np
 
 from kgrag.embed import Embedder
 from kgrag.types import Passage
-from textrag.imrag_progress import passage_text
+from textrag.imrag.progress import passage_text
 from textrag.reasoning import sentence_end
 from textrag.retrieval import Retrieved
 

@@ -7,8 +7,8 @@ A Reasoner talks to the Retriever through a Refiner, round by round:
   `{"action": "answer", ...}`.
 - **Retriever**: the corpus' text retriever (BM25 over `:Passage` in the open setting,
   the question's own paragraphs in the gold one).
-- **Refiner** (`textrag.imrag_refine`): re-rank and condense; none in the ablation.
-- **Progress Tracker** (`textrag.imrag_progress`): Eq. 1-2 distance of the refined top
+- **Refiner** (`textrag.imrag.refine`): re-rank and condense; none in the ablation.
+- **Progress Tracker** (`textrag.imrag.progress`): Eq. 1-2 distance of the refined top
   passage to the closest gold passage not matched yet, gamma-discounted sum (Eq. 5) and
   Passage EM, whenever gold supporting facts exist; reported, never steering.
 - **Answerer** (`prompts/imrag_answer.txt`): answers from the whole monologue.
@@ -44,8 +44,8 @@ from kgrag.llm.base import Capabilities, ChatModel, GenerationParams
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import package_prompt
 from kgrag.types import Question
-from textrag.imrag_progress import ProgressTracker, RoundProgress
-from textrag.imrag_refine import EmbeddingRefiner, PassThroughRefiner, Refined, Refiner
+from textrag.imrag.progress import ProgressTracker, RoundProgress
+from textrag.imrag.refine import EmbeddingRefiner, PassThroughRefiner, Refined, Refiner
 from textrag.retrieval import Retrieved, Retriever
 from textrag.retrievers import RetrieverFor
 

@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from kgrag.answers import has_answer
-from textrag.seakr_uncertainty import TokenProb
+from textrag.seakr.uncertainty import TokenProb
 
 # Closed-class English words: spaCy tags these DET, PRON, ADP, CCONJ, SCONJ, AUX, PART or
 # INTJ, which SeaKR's POS filter removes. Plus the official extra stop list.
