@@ -35,7 +35,7 @@ LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pypro
 $(STAMP): pyproject.toml | $(BIN)/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(BIN)/python -m pip install \
 	  --progress-bar off --no-cache-dir "llama-cpp-python==$(LLAMA_VERSION)"
-	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev]"
+	$(BIN)/python -m pip install --progress-bar off -e ".[app,eval,langchain,dev,server]"
 	@$(MAKE) --no-print-directory llama-check
 	@touch $(STAMP)
 

@@ -76,6 +76,9 @@ class ModelSettings(BaseModel):
     openai_base_url: str = "http://127.0.0.1:8080/v1"
     openai_api_key: str = "not-needed"
     openai_model: str = "default"
+    # How a JSON schema is sent: OpenAI's `json_schema` (vLLM, llama.cpp's llama-server) or
+    # `json_object` with a `schema` key (llama-cpp-python's server, which refuses the other).
+    openai_json_format: Literal["json_schema", "json_object"] = "json_schema"
     request_timeout_s: float = 300.0
 
 

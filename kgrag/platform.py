@@ -84,7 +84,7 @@ class Platform:
 
             return OpenAICompatibleModel(m.openai_base_url, model=m.openai_model,
                                          api_key=m.openai_api_key, timeout_s=m.request_timeout_s,
-                                         seed=m.seed)
+                                         seed=m.seed, json_format=m.openai_json_format)
         from kgrag.llm.llama import LlamaCppModel
 
         path = self.models.resolve(m.chat)

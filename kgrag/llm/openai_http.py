@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import numpy as np
@@ -41,10 +41,12 @@ class OpenAICompatibleModel:
 
     def __init__(self, base_url: str, *, model: str = "default", api_key: str = "not-needed",
                  timeout_s: float = 300.0, seed: int = 42,
-                 client: httpx.Client | None = None) -> None:
+                 client: httpx.Client | None = None,
+                 json_format: Literal["json_schema", "json_object"] = "json_schema") -> None:
         self.name = f"{model}@{base_url}"
         self.model = model
         self.seed = seed
+        self.json_format = json_format
         self.usage = UsageMeter()
         self._client = client or httpx.Client(
             base_url=base_url.rstrip("/"), timeout=timeout_s,
@@ -117,7 +119,9 @@ class OpenAICompatibleModel:
             body["stop"] = list(p.stop)
         if p.top_k:
             body["top_k"] = p.top_k  # llama.cpp server and vLLM accept it; others ignore it
-        if p.json_schema is not None:
+        if p.json_schema is not None and self.json_format == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": p.json_schema}
+        elif p.json_schema is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "reply", "schema": p.json_schema, "strict": True}}
         if p.logprobs:

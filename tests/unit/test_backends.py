@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from kgrag.errors import ModelError
-from kgrag.llm.base import GenerationParams, Message, chat_many
+from kgrag.llm.base import GenerationParams, Message, chat_stream
 from kgrag.llm.openai_http import OpenAICompatibleModel
 
 MSGS = [Message("user", "Hi")]
@@ -41,6 +41,10 @@ def test_openai_request_carries_schema_and_reads_logprobs() -> None:
     assert seen["top_logprobs"] == 2
     assert [t.logprob for t in g.logprobs] == [-0.1, -0.5]
     assert m.usage.calls == 2
+    obj = OpenAICompatibleModel("http://model.test/v1", model="q", client=_server(handler),
+                                json_format="json_object")  # llama-cpp-python's server
+    obj.chat(MSGS, GenerationParams(max_tokens=4, json_schema=schema))
+    assert seen["response_format"] == {"type": "json_object", "schema": schema}
 
 
 def test_openai_errors_are_model_errors() -> None:
@@ -71,7 +75,7 @@ def test_langchain_chat_model_behind_the_seam() -> None:
         LangChainChatModel(lc).chat(MSGS, GenerationParams(logprobs=True))
 
 
-def test_openai_chat_many_sends_requests_concurrently_and_keeps_order() -> None:
+def test_openai_chat_stream_sends_requests_concurrently() -> None:
     import threading
 
     inside, peak, lock = 0, 0, threading.Lock()
@@ -91,8 +95,7 @@ def test_openai_chat_many_sends_requests_concurrently_and_keeps_order() -> None:
             "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
 
     m = OpenAICompatibleModel("http://model.test/v1", client=_server(handler))
-    done: list[int] = []
-    replies = chat_many(m, [[Message("user", w)] for w in ("a", "b", "c")], GenerationParams(),
-                          parallel=3, on_done=lambda i, _g: done.append(i))
-    assert [g.text for g in replies] == ["A", "B", "C"] and peak == 3
-    assert sorted(done) == [0, 1, 2] and m.usage.calls == 3
+    replies = dict(chat_stream(m, [([Message("user", w)], GenerationParams())
+                                   for w in ("a", "b", "c")], parallel=3))
+    assert [replies[i].text for i in range(3)] == ["A", "B", "C"] and peak == 3
+    assert m.usage.calls == 3
