@@ -209,14 +209,17 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
     from kgrag.platform import graph_methods
 
     s = p.settings
-    spec = REGISTRY.get(s.model.chat)
+    local = s.model.backend == "llama"
+    # Through a model server the model is the server's (KGRAG_MODEL__CHAT is not used)
+    model = s.model.chat if local else f"{s.model.openai_model}@{s.model.openai_base_url}"
+    spec = REGISTRY.get(s.model.chat) if local else None
     graph = None
     if domain is not None and not graph_methods().isdisjoint(methods):
         graph = graph_fingerprint(p.store, domain)  # what the KG methods will read
     return RunConfig(
         seakr_calibration=seakr_calibration(p, dataset_path, methods),
         dataset=dataset, dataset_path=str(dataset_path), domain=domain, methods=list(methods),
-        n=n, model=s.model.chat, model_backend=s.model.backend,
+        n=n, model=model, model_backend=s.model.backend,
         model_sha256=spec.sha256 if spec else None, embedding_model=s.embedding.model,
         seed=s.model.seed, kgrag_version=__version__, git_revision=_git_revision(),
         prompts_digest=prompts_digest(), cypher_digest=cypher.methods_digest(),
