@@ -10,9 +10,9 @@ model's usage counters before and after. Two questions in flight at once would i
 those calls and mix their LLM-call and token counts. So one job at a time holds the gate for
 all its methods; a second session sees "busy" and waits.
 
->>> gate = ModelGate()
->>> job = AnswerJob(platform, gate, question, ["llm", "cot"], domain=None)
->>> gate.acquire("session-1", "2 methods", wait_s=0) and job.start()
+    gate = ModelGate()
+    job = AnswerJob(platform, gate, question, ["llm", "cot"], domain=None)
+    gate.acquire("session-1", "2 methods", wait_s=0) and job.start()
 """
 
 from __future__ import annotations
@@ -266,8 +266,8 @@ class ReasoningSource:
 def verdict(question: Question, outcome: MethodOutcome) -> str:
     """A short correctness label for the outcome ("" when there is no gold answer).
 
-    >>> verdict(mcq, MethodOutcome("llm", prediction=pred, scores={"correct": 1.0}))
-    'correct'
+        verdict(mcq, MethodOutcome("llm", prediction=pred, scores={"correct": 1.0}))
+        # -> 'correct'
     """
     s = outcome.scores
     if not question.answers or outcome.prediction is None:

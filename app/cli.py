@@ -3,7 +3,7 @@
 The kgrag CLI registers `app_command` (kgrag/cli.py: `app.command("app")(app_command)`);
 this module imports neither Streamlit nor a model, so `kgrag --help` stays fast.
 
->>> app_command(port=8502, runs=Path("runs"))   # blocks until Ctrl-C
+    app_command(port=8502, runs=Path("runs"))   # blocks until Ctrl-C
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ MAIN = Path(__file__).resolve().parent / "main.py"
 def streamlit_argv(port: int, address: str, runs: Path, headless: bool = True) -> list[str]:
     """The `streamlit run` command line of the app.
 
-    >>> streamlit_argv(8501, "127.0.0.1", Path("runs"))[1:4]
-    ['-m', 'streamlit', 'run']
+        streamlit_argv(8501, "127.0.0.1", Path("runs"))[1:4]
+        # -> ['-m', 'streamlit', 'run']
     """
     # This interpreter's Streamlit, whatever else is on PATH.
     return [sys.executable, "-m", "streamlit", "run", str(MAIN),

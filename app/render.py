@@ -7,10 +7,10 @@ MetaKGRAG's "refine" steps are read back into the method's own trace model
 validate, or a stage this module does not know, is shown generically: its summary and its
 data as JSON.
 
->>> view = refinements(prediction.trace)[0]
->>> stages = refinement_stages(view)
->>> stages[0].title, stages[0].dot.startswith("digraph")
-('initial path', True)
+    view = refinements(prediction.trace)[0]
+    stages = refinement_stages(view)
+    stages[0].title, stages[0].dot.startswith("digraph")
+    # -> ('initial path', True)
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 Pure functions over `eval.runner.read_run` and the scoring functions of `eval/`: the
 app scores a prediction exactly as `kgrag score` does, never with its own rules.
 
->>> runs = find_runs(Path("runs"))
->>> config, lines = read_run(runs[0].path)
->>> rows = question_rows(lines, config.methods)
->>> [r.id for r in filter_rows(rows, "disagree", "llm", "metakgrag")]
+    runs = find_runs(Path("runs"))
+    config, lines = read_run(runs[0].path)
+    rows = question_rows(lines, config.methods)
+    [r.id for r in filter_rows(rows, "disagree", "llm", "metakgrag")]
 """
 
 from __future__ import annotations

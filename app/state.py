@@ -4,8 +4,8 @@
 every browser session, via `st.cache_resource`) and the `ModelGate` that lets one
 question at a time use the model. Tests replace `build_platform` before the first run.
 
->>> res = resources()
->>> res.platform.method("llm").answer(question)
+    res = resources()
+    res.platform.method("llm").answer(question)
 """
 
 from __future__ import annotations

@@ -365,10 +365,10 @@ def favoured_option(q: Question, lines: Sequence[str]) -> str | None:
     words found in the evidence); None when no option has any, or two tie. Works for long
     options (MMLU law's are sentences) where whole-text matching never fires.
 
-    >>> q = Question(id="q", text="?", answers=["B"], choices=[
-    ...     Choice(label="A", text="a forest"), Choice(label="B", text="a den in the hills")])
-    >>> favoured_option(q, ["Evidence 1: fox lives in den"]), favoured_option(q, [])
-    ('B', None)
+        q = Question(id="q", text="?", answers=["B"], choices=[
+            Choice(label="A", text="a forest"), Choice(label="B", text="a den in the hills")])
+        favoured_option(q, ["Evidence 1: fox lives in den"]), favoured_option(q, [])
+        # -> ('B', None)
     """
     evidence = content_words(" ".join(lines))
     shares = []

@@ -23,9 +23,9 @@ Deviations from the paper, stated in the report: fluency uses 1–5 (G-Eval's Su
 prompt uses 1–3) so one scale covers the four columns; Table 9 prints 0–100 numbers
 without saying how they map from G-Eval's scale, so kgrag reports the 1–5 scale.
 
->>> judge = GEvalJudge(platform.chat_model)
->>> judge.score(GevalItem("What is X?", "X is ...", "X is ..."), "fluency").score
-4.62
+    judge = GEvalJudge(platform.chat_model)
+    judge.score(GevalItem("What is X?", "X is ...", "X is ..."), "fluency").score
+    # -> 4.62
 """
 
 from __future__ import annotations
@@ -148,9 +148,9 @@ def _logaddexp(a: float, b: float) -> float:
 class GEvalJudge:
     """Scores answers on G-Eval dimensions with a chat model that offers logprobs.
 
-    >>> judge = GEvalJudge(model, dimensions=("fluency",))
-    >>> judge.score(item, "fluency").probabilities
-    {'4': 0.7, '5': 0.3}
+        judge = GEvalJudge(model, dimensions=("fluency",))
+        judge.score(item, "fluency").probabilities
+        # -> {'4': 0.7, '5': 0.3}
     """
 
     needs = Capabilities(logprobs=True)

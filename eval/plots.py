@@ -4,8 +4,8 @@ Every plot function takes scored metrics and a path, writes a PNG there and retu
 path, or returns None when there is nothing to draw. matplotlib is imported inside each
 function (Agg backend), so importing this module costs nothing.
 
->>> plot_accuracy(metrics, Path("report/accuracy.png"))
-PosixPath('report/accuracy.png')
+    plot_accuracy(metrics, Path("report/accuracy.png"))
+    # -> PosixPath('report/accuracy.png')
 """
 
 from __future__ import annotations

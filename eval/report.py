@@ -10,8 +10,8 @@ paired significance tests. A sweep directory (`kgrag sweep`) becomes a sensitivi
 curve. Notes say when a run mixes configurations or code versions, skipped dataset
 lines, or has predictions its metrics.json did not score.
 
->>> write_report([Path("runs/csqa-50"), Path("runs/sweep-tau")], Path("runs/report"))
-PosixPath('runs/report/report.md')
+    write_report([Path("runs/csqa-50"), Path("runs/sweep-tau")], Path("runs/report"))
+    # -> PosixPath('runs/report/report.md')
 """
 
 from __future__ import annotations

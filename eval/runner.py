@@ -15,7 +15,7 @@ method; every version that wrote into the run is listed in config.json and the r
 says so when there is more than one. Dataset lines that could not be read are recorded
 with their line numbers and reported too.
 
->>> run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
+    run_eval(platform, "csqa", ["llm", "metakgrag"], n=50, out=Path("runs/csqa-50"))
 """
 
 from __future__ import annotations

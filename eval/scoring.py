@@ -6,8 +6,8 @@ request BERTScore and G-Eval; cost → LLM calls, tokens, retrievals, Cypher que
 seconds per question; KG methods → Path Refinement Rate from their traces. Every mean has
 a bootstrap 95% CI; pairs of methods get McNemar (accuracy/EM) and a paired bootstrap (F1).
 
->>> metrics = score_run(Path("runs/csqa-50"))
->>> metrics.methods["llm"].accuracy.mean
+    metrics = score_run(Path("runs/csqa-50"))
+    metrics.methods["llm"].accuracy.mean
 """
 
 from __future__ import annotations

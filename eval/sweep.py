@@ -20,10 +20,10 @@ sweep itself refuses a value directory written with another MetaKGConfig.
 Paper names → parameters: τ_coverage `tau_coverage`, N_max `n_max`, number of start
 entities `n_starts`, τ_c `tau_c`, δ `delta`.
 
->>> values = parse_values("tau_coverage", "0.4,0.6", MetaKGConfig())
->>> run_sweep(platform, dataset="csqa", method="metakgrag", param="tau_coverage",
-...           values=values, n=50, out=Path("runs/sweep-tau"))
->>> [p.score.mean for p in score_sweep(Path("runs/sweep-tau"))]
+    values = parse_values("tau_coverage", "0.4,0.6", MetaKGConfig())
+    run_sweep(platform, dataset="csqa", method="metakgrag", param="tau_coverage",
+              values=values, n=50, out=Path("runs/sweep-tau"))
+    [p.score.mean for p in score_sweep(Path("runs/sweep-tau"))]
 """
 
 from __future__ import annotations

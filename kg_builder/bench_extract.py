@@ -18,10 +18,10 @@ A record without triples is the signal to watch when batching: a model that answ
 the first record of a batch leaves the others empty. `with_triples_by_position` gives the
 share per position in a batch (1st record, 2nd, ...), which shows that pattern directly.
 
->>> chunks, selection = bench_selection(platform, "wikipedia", None, records=8)
->>> rows = run_extract_bench(platform.chat_model, "wikipedia", chunks, [1, 4])
->>> [r.share_with_triples for r in rows]  # qwen2.5-coder-1.5b: batched paragraphs lost
-[1.0, 0.25]
+    chunks, selection = bench_selection(platform, "wikipedia", None, records=8)
+    rows = run_extract_bench(platform.chat_model, "wikipedia", chunks, [1, 4])
+    [r.share_with_triples for r in rows]  # qwen2.5-coder-1.5b: batched paragraphs lost
+    # -> [1.0, 0.25]
 """
 
 from __future__ import annotations

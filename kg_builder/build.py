@@ -4,8 +4,8 @@ Built-in domains read only their knowledge-source files (`kg_builder.corpora`), 
 record of every file, in file order; a build never reads an evaluation file, not even the
 concepts or contexts of its questions. `--limit N` keeps the first N records (documents).
 
->>> plan = plan_build(platform, "commonsense", sources=None, limit=300)
->>> BuildJob(platform, plan.domain, plan.chunks, plan.source_names, limit=300).run()
+    plan = plan_build(platform, "commonsense", sources=None, limit=300)
+    BuildJob(platform, plan.domain, plan.chunks, plan.source_names, limit=300).run()
 """
 
 from __future__ import annotations

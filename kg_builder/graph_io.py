@@ -14,8 +14,8 @@ creates nothing, and an interrupted import or build can be re-run. The export fo
 An export over `PART_BYTES` continues in `<file>.part2`, `<file>.part3`, … (see
 `export_graph`).
 
->>> report = import_graph(store, embedder, Path("data/graphs/commonsense.jsonl.gz"))
->>> report.facts
+    report = import_graph(store, embedder, Path("data/graphs/commonsense.jsonl.gz"))
+    report.facts
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ class GraphWriter:
     when they carry one (`emb`), else from the embedder, which `embedder_factory` builds
     only then.
 
-    >>> GraphWriter(store, None, "legal", embedder_factory=lambda: p.embedder).write(
-    ...     chunks, entities, facts, WriteReport("legal"))
+        GraphWriter(store, None, "legal", embedder_factory=lambda: p.embedder).write(
+            chunks, entities, facts, WriteReport("legal"))
     """
 
     def __init__(self, store: GraphStore, embedder: Embedder | None, domain: str,

@@ -5,9 +5,9 @@ co-occurrence pairs of the fast extractor go to `:CO_OCCURS {domain, weight, chu
 edges (`cypher/kg/merge_cooccurs.cypher`), a kind of their own: the MetaKGRAG traversals
 and the relation-fact counts of `kgrag graph stats` read only `:REL`.
 
->>> fact_rows([Triple("Fox", "lives in", "forest", "spatial", "fox", "forest", "c1")])
-[{'h': 'fox', 'r': 'lives in', 't': 'forest', 'k': 'spatial', 'chunks': ['c1'], 'conf': 1.0,
-  'x': 'llm'}]
+    fact_rows([Triple("Fox", "lives in", "forest", "spatial", "fox", "forest", "c1")])
+    # -> [{'h': 'fox', 'r': 'lives in', 't': 'forest', 'k': 'spatial', 'chunks': ['c1'],
+    #      'conf': 1.0, 'x': 'llm'}]
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ down mid-job loses nothing: re-running the same command re-sends the saved batch
 (MERGE makes that a no-op for what was already written) and continues with the records
 not yet extracted. The job record is mirrored to a `(:BuildJob)` node for the app.
 
->>> job = BuildJob(platform, "commonsense", sources, limit=200)
->>> job.run()          # progress bar with rate and ETA; Ctrl-C is safe
+    job = BuildJob(platform, "commonsense", sources, limit=200)
+    job.run()          # progress bar with rate and ETA; Ctrl-C is safe
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ Reads the domain's entities with their vectors, clusters surface variants with
 canonical name and all aliases, records the merged keys so later builds map them to the
 kept node, and collapses facts that became duplicates.
 
->>> report = resolve_domain(platform.store, "medical")
->>> report.merged_nodes
+    report = resolve_domain(platform.store, "medical")
+    report.merged_nodes
 """
 
 from __future__ import annotations

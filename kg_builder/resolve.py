@@ -37,9 +37,9 @@ Cost. Rule 1 is a hash grouping, O(n). Rule 2 only looks at candidate pairs:
   names of 384 dimensions about 10¹² flops, tens of seconds on a CPU.
 Each candidate costs one dot product and (when the cosine passes) one difflib ratio.
 
->>> r = resolve_entities(["Heart Attack", "heart attacks", "heart"], vectors, "medical")
->>> [(c.canonical, c.aliases) for c in r.clusters]
-[('Heart Attack', ('heart attacks',)), ('heart', ())]
+    r = resolve_entities(["Heart Attack", "heart attacks", "heart"], vectors, "medical")
+    [(c.canonical, c.aliases) for c in r.clusters]
+    # -> [('Heart Attack', ('heart attacks',)), ('heart', ())]
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ Ids are stable across runs: `<domain>:<source stem>:<record id | L<line>>[:<piec
 the piece number only when a record was split. A broken line is logged, counted in the
 `LoadReport` and skipped; it never stops a load.
 
->>> chunks, report = load(user_source(Path("notes.md"), "my-notes"))
->>> chunks[0].id, report.skipped
-('my-notes:notes:L3', 0)
+    chunks, report = load(user_source(Path("notes.md"), "my-notes"))
+    chunks[0].id, report.skipped
+    # -> ('my-notes:notes:L3', 0)
 """
 
 from __future__ import annotations
@@ -252,8 +252,8 @@ class TextSource(_FileSource):
 
     Chunk ids use the paragraph's first line; the document is the whole file.
 
-    >>> list(TextSource("notes", Path("notes.md")).read(LoadReport("notes.md")))[0].id
-    'notes:notes:L3'
+        list(TextSource("notes", Path("notes.md")).read(LoadReport("notes.md")))[0].id
+        # -> 'notes:notes:L3'
     """
 
     markdown: bool = True

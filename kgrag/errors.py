@@ -11,7 +11,8 @@ class KgragError(Exception):
     The CLI prints both and exits non-zero; nothing else is shown (no traceback)
     unless `--debug` is given.
 
-    >>> raise KgragError("Neo4j is not running", hint="run `kgrag neo4j start`")
+    >>> str(KgragError("Neo4j is not running", hint="run `kgrag neo4j start`"))
+    'Neo4j is not running\\n  → run `kgrag neo4j start`'
     """
 
     def __init__(self, message: str, *, hint: str = "") -> None:

@@ -2,10 +2,10 @@
 directory (`kgrag eval`) and per build job (`kgrag build`), and no stale locks after a
 crash, a `kill -9` or a reboot, unlike a recorded pid (which another process may reuse).
 
->>> with exclusive(run_dir / ".writer.lock", lambda: KgragError("busy")):
-...     ...
->>> is_locked(run_dir / ".writer.lock")
-False
+    with exclusive(run_dir / ".writer.lock", lambda: KgragError("busy")):
+        ...
+    is_locked(run_dir / ".writer.lock")
+    # -> False
 """
 
 from __future__ import annotations

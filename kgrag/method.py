@@ -4,12 +4,12 @@
 turns a method's exception into a recorded error, and returns a `Prediction`.
 Subclasses implement only `_answer()` and declare the model capabilities they need.
 
->>> class Echo(QAMethod):
-...     name = "echo"
-...     def _answer(self, q, trace):
-...         return Answer(text=q.text)
->>> Echo(model).answer(Question(id="1", text="hi")).answer
-'hi'
+    class Echo(QAMethod):
+        name = "echo"
+        def _answer(self, q, trace):
+            return Answer(text=q.text)
+    Echo(model).answer(Question(id="1", text="hi")).answer
+    # -> 'hi'
 """
 
 from __future__ import annotations

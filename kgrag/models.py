@@ -8,7 +8,7 @@ Three kinds of source:
 - a local `.gguf` path;
 - `hf:<owner>/<repo>/<file.gguf>` for users with internet (needs `huggingface_hub`).
 
->>> path = ModelRegistry(settings.models_dir).fetch("qwen2.5-coder-0.5b")
+    path = ModelRegistry(settings.models_dir).fetch("qwen2.5-coder-0.5b")
 """
 
 from __future__ import annotations

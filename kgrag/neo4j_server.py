@@ -8,10 +8,10 @@ Layout (all under `settings.home`, outside the repository):
     neo4j/instance/{data,logs,run}  the database, logs, pid file
     neo4j/instance/password         generated password (mode 0600), read by CLI and app
 
->>> server = ManagedNeo4j(load_settings())
->>> server.start()        # downloads jars once, then ~20 s to Bolt-ready
->>> server.status().running
-True
+    server = ManagedNeo4j(load_settings())
+    server.start()        # downloads jars once, then ~20 s to Bolt-ready
+    server.status().running
+    # -> True
 """
 
 from __future__ import annotations

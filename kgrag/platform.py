@@ -3,8 +3,8 @@
 Nothing else in kgrag constructs backends or reads the environment; the CLI, the app
 and tests get everything from a `Platform`.
 
->>> p = Platform(load_settings())
->>> p.method("llm").answer(Question(id="1", text="What is the capital of France?")).answer
+    p = Platform(load_settings())
+    p.method("llm").answer(Question(id="1", text="What is the capital of France?")).answer
 """
 
 from __future__ import annotations

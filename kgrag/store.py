@@ -4,9 +4,9 @@ Every statement comes from a `cypher/**/*.cypher` file (see `cypher.load`) and
 every value travels as a parameter. Driver errors are translated into
 `KgragError`s that say what to do.
 
->>> store = GraphStore.connect("bolt://127.0.0.1:7687", "neo4j", "secret")
->>> store.run("graph/count_nodes")
-[{'n': 0}]
+    store = GraphStore.connect("bolt://127.0.0.1:7687", "neo4j", "secret")
+    store.run("graph/count_nodes")
+    # -> [{'n': 0}]
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ Trace steps: `domain` (first question only), `concepts`, `match`, the subclass's
 `evidence`, `generate`. Each step's data carries the LLM calls and Cypher round trips
 spent since the previous step (`llm_calls`, `cypher_queries`, `cypher_ms`).
 
->>> m = MetaKGRAG(model, CypherBackend(store, embedder), domain="commonsense")
->>> m.answer(question).trace[-2].data["lines"]
+    m = MetaKGRAG(model, CypherBackend(store, embedder), domain="commonsense")
+    m.answer(question).trace[-2].data["lines"]
 """
 
 from __future__ import annotations

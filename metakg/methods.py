@@ -9,9 +9,9 @@
 | `tog` | Think-on-Graph-style LLM-pruned beam search (`metakg.tog`) |
 | `kg-no-evidence` | diagnostic: the KG answer prompt with no evidence, nothing retrieved |
 
->>> m = MetaKGRAG(platform.chat_model, CypherBackend(platform.store, platform.embedder),
-...               domain="commonsense")
->>> m.answer(Question(id="1", text="Where would you find a fox?")).evidence
+    m = MetaKGRAG(platform.chat_model, CypherBackend(platform.store, platform.embedder),
+                  domain="commonsense")
+    m.answer(Question(id="1", text="Where would you find a fox?")).evidence
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ it). The entities a walk can take and the start entities arrive with their embed
 which go straight into the question's `Similarity`, so Perceive and Evaluate never need
 another query. See metakg/README.md, "Over Neo4j".
 
->>> backend = CypherBackend(platform.store, platform.embedder)
->>> backend.check("commonsense").entities
->>> g = backend.open("commonsense", "Where would you find a fox?", ["fox"])
->>> refine("fox", QUESTION, [concept_name("fox")], g, g, g.sim, MetaKGConfig())
+    backend = CypherBackend(platform.store, platform.embedder)
+    backend.check("commonsense").entities
+    g = backend.open("commonsense", "Where would you find a fox?", ["fox"])
+    refine("fox", QUESTION, [concept_name("fox")], g, g, g.sim, MetaKGConfig())
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ makes one per entity and per relation), replies are option numbers under a JSON 
 is retried once, then the step falls back to that cosine ranking (said in the trace); a
 bad sufficiency reply counts as "not yet".
 
->>> ThinkOnGraph(model, backend, domain="commonsense").answer(question).trace
+    ThinkOnGraph(model, backend, domain="commonsense").answer(question).trace
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ the trace, counts retrievals, and returns the short answer found after "So the a
 is:" (not normalised; eval/ does that), with the full reasoning in the trace. When the
 reasoning ends without that line, one forced completion asks for it (DRAGIN's rule).
 
->>> rag = RAG(model, shared(BM25Retriever(store)), store=store)
->>> rag.answer(Question(id="1", text="Who wrote Don Quixote?")).answer
-'Miguel de Cervantes'
+    rag = RAG(model, shared(BM25Retriever(store)), store=store)
+    rag.answer(Question(id="1", text="Who wrote Don Quixote?")).answer
+    # -> 'Miguel de Cervantes'
 
 Settings follow the official code (notes/methods.md): IRCoT as in FlashRAG (§6.5:
 `max_iter=2`, top-5 per retrieval, the last CoT sentence as the query); FLARE as in

@@ -13,7 +13,7 @@ Numbers for the README come from here (`kgrag corpus bench`), never from timed t
    The table counts the embedding-cache hits of each row, so a cached row cannot pass
    for a cold one.
 
->>> bench_retrieval(Platform(), Console())
+    bench_retrieval(Platform(), Console())
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ vector are skipped before any embedding work, so a reload writes nothing. A brok
 (bad JSON, missing id or text, a repeated id) is reported with its line number, counted,
 and skipped; it never stops the load.
 
->>> report = load_corpus(platform.store, platform.embedder, default_corpus_path(settings))
->>> report.written, report.skipped_existing, report.broken
-(15360, 0, 0)
+    report = load_corpus(platform.store, platform.embedder, default_corpus_path(settings))
+    report.written, report.skipped_existing, report.broken
+    # -> (15360, 0, 0)
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ suffix runs in the open setting (BM25 over the passage corpus of the question's 
 Neo4j, `textrag.corpora`: MedQuAD answers for medical, Wikipedia otherwise; as SeaKR,
 DRAGIN and FLARE use BM25); `-gold` runs over each question's own paragraphs.
 
->>> Platform().method("ircot-gold").answer(question).setting
-'gold'
+    Platform().method("ircot-gold").answer(question).setting
+    # -> 'gold'
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ Per retriever and k:
 - the median search time (dense and hybrid include embedding the question).
 Questions without supporting titles count only for `answer`.
 
->>> rows = measure_recall(questions, {"bm25": BM25Retriever(store)}, ks=(5,))
->>> rows[0].support_all
+    rows = measure_recall(questions, {"bm25": BM25Retriever(store)}, ks=(5,))
+    rows[0].support_all
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ index, dense through the vector index, hybrid by reciprocal rank fusion); the
 gold-context setting retrieves among a question's own paragraphs. Every method takes a
 `Retriever` and says in its Prediction which setting produced the answer.
 
->>> hits = retriever.search("Who directed Jaws?", k=3)
->>> hits[0].passage.title
+    hits = retriever.search("Who directed Jaws?", k=3)
+    hits[0].passage.title
 """
 
 from __future__ import annotations

@@ -9,11 +9,11 @@ for Wikipedia), `DenseRetriever` (its vector index, `passage_embedding`),
 Every retriever is a template method: `search()` validates `k`, returns `[]` for a query
 without searchable words, and numbers the ranks; subclasses implement `_search()`.
 
->>> bm25 = BM25Retriever(platform.store)
->>> [h.passage.title for h in bm25.search('AND OR (foo" [bar]', k=3)]   # never a syntax error
->>> gold = GoldContextRetriever.for_question(question)
->>> gold.search("Big Stone Gap director", k=2)[0].passage.title
-'Big Stone Gap (film)'
+    bm25 = BM25Retriever(platform.store)
+    [h.passage.title for h in bm25.search('AND OR (foo" [bar]', k=3)]   # never a syntax error
+    gold = GoldContextRetriever.for_question(question)
+    gold.search("Big Stone Gap director", k=2)[0].passage.title
+    # -> 'Big Stone Gap (film)'
 
 Methods take a `RetrieverFor` (question -> retriever) because the gold setting's
 retriever depends on the question: `shared(bm25)` for the open setting,
@@ -92,8 +92,8 @@ def _rows_to_hits(rows: list[dict[str, object]]) -> list[tuple[Passage, float]]:
 class BM25Retriever(BaseRetriever):
     """Lucene BM25 through Neo4j's full-text index on passage title and text.
 
-    >>> BM25Retriever(store).search("Who directed Jaws?", k=3)[0].rank
-    1
+        BM25Retriever(store).search("Who directed Jaws?", k=3)[0].rank
+        # -> 1
     """
 
     kind: ClassVar[str] = "bm25"
@@ -112,7 +112,7 @@ class BM25Retriever(BaseRetriever):
 class DenseRetriever(BaseRetriever):
     """Cosine similarity of the query's MiniLM vector to passage vectors (vector index).
 
-    >>> DenseRetriever(store, embedder).search("shark film by Spielberg", k=3)
+        DenseRetriever(store, embedder).search("shark film by Spielberg", k=3)
     """
 
     kind: ClassVar[str] = "dense"
@@ -150,7 +150,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Passage]], k: int = 60
 class HybridRetriever(BaseRetriever):
     """Reciprocal rank fusion (k=60) of several retrievers' top `depth` lists.
 
-    >>> HybridRetriever([BM25Retriever(store), DenseRetriever(store, embedder)])
+        HybridRetriever([BM25Retriever(store), DenseRetriever(store, embedder)])
     """
 
     kind: ClassVar[str] = "hybrid"
@@ -177,7 +177,7 @@ class GoldContextRetriever(BaseRetriever):
 
     Only paragraphs sharing a word with the query are returned, like a real index.
 
-    >>> GoldContextRetriever(question.contexts).search("Adriana Trigiani", k=1)
+        GoldContextRetriever(question.contexts).search("Adriana Trigiani", k=1)
     """
 
     setting: Setting = "gold"

@@ -3,8 +3,8 @@
 A method declares the capabilities it needs and calls `require()` at construction,
 so a backend without, say, hidden states fails with a clear message before any work.
 
->>> model.chat([Message("user", "Say hi")], GenerationParams(max_tokens=8)).text
-'Hi!'
+    model.chat([Message("user", "Say hi")], GenerationParams(max_tokens=8)).text
+    # -> 'Hi!'
 """
 
 from __future__ import annotations

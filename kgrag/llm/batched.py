@@ -193,7 +193,7 @@ def truncate(logits: np.ndarray, p: GenerationParams) -> tuple[np.ndarray, np.nd
 
     >>> idx, probs = truncate(np.log(np.array([0.5, 0.3, 0.15, 0.05])),
     ...                       GenerationParams(temperature=1.0, top_k=3, top_p=0.7))
-    >>> list(idx), [round(x, 3) for x in probs]
+    >>> [int(i) for i in idx], [round(float(x), 3) for x in probs]
     ([0, 1], [0.526, 0.316])
     """
     z = logits / p.temperature

@@ -21,10 +21,10 @@ row i belongs to batch position i. Sequences with the same tokens share one EOS 
 `EosStateCache` keyed by the token sequence makes identical sequences give bit-identical
 vectors across calls too (SeaKR's log-det is sensitive to noise of order alpha).
 
->>> out = sample_with_eos_states(model, prompt_tokens, 20, params, seed=42,
-...                              tensor="ffn_out-12", greedy=True)
->>> out[0].greedy, out[1].state.shape
-(True, (896,))
+    out = sample_with_eos_states(model, prompt_tokens, 20, params, seed=42,
+                                 tensor="ffn_out-12", greedy=True)
+    out[0].greedy, out[1].state.shape
+    # -> (True, (896,))
 """
 
 from __future__ import annotations

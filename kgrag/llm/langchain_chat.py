@@ -5,8 +5,8 @@ kgrag has no backend for). Only plain chat is offered: LangChain does not expose
 token log-probabilities, parallel samples or hidden states uniformly, so methods that
 need them refuse such a model at construction (see `kgrag.llm.base.require`).
 
->>> from langchain_openai import ChatOpenAI               # any BaseChatModel
->>> model = LangChainChatModel(ChatOpenAI(model="gpt-4o-mini"))
+    from langchain_openai import ChatOpenAI               # any BaseChatModel
+    model = LangChainChatModel(ChatOpenAI(model="gpt-4o-mini"))
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ share one model between a CLI job and app sessions. Chat and sampling calls reus
 whole 64-token blocks a prompt shares with the previous prompt (`kgrag.llm.prefix`), in a
 way that gives the same result whether or not the cache was warm.
 
->>> m = LlamaCppModel(Path("qwen.gguf"), name="qwen2.5-coder-0.5b", n_layers=24)
->>> m.hidden_state([Message("user", "Hi")], "Hello", layer=12).shape
-(896,)
+    m = LlamaCppModel(Path("qwen.gguf"), name="qwen2.5-coder-0.5b", n_layers=24)
+    m.hidden_state([Message("user", "Hi")], "Hello", layer=12).shape
+    # -> (896,)
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ prompts are cheaper together. `generate_many` keeps up to `slots` prompts in fli
 The schedule depends only on the prompts and settings, so the replies are reproducible;
 they may differ in the last bits from one-prompt-at-a-time replies (other batch shapes).
 
->>> replies = generate_many(llm, [Request(p1, 64), Request(p2, 64), Request(p3, 64)],
-...                         GenerationParams(), slots=2, kv=KvPrefix(), n_seq_max=8, seed=42)
->>> sorted(i for i, out in replies)  # in the order they finished
-[0, 1, 2]
+    replies = generate_many(llm, [Request(p1, 64), Request(p2, 64), Request(p3, 64)],
+                            GenerationParams(), slots=2, kv=KvPrefix(), n_seq_max=8, seed=42)
+    sorted(i for i, out in replies)  # in the order they finished
+    # -> [0, 1, 2]
 """
 
 from __future__ import annotations

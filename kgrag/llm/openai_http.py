@@ -6,8 +6,8 @@ Hidden states are not available over HTTP, so methods that need them (SeaKR) ref
 start with this backend; parallel samples are n separate requests' worth of work on the
 server (`n` in one request where the server supports it).
 
->>> m = OpenAICompatibleModel("http://127.0.0.1:8080/v1", model="qwen")
->>> m.chat([Message("user", "Hi")], GenerationParams(max_tokens=8)).text
+    m = OpenAICompatibleModel("http://127.0.0.1:8080/v1", model="qwen")
+    m.chat([Message("user", "Hi")], GenerationParams(max_tokens=8)).text
 """
 
 from __future__ import annotations

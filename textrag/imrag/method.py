@@ -25,9 +25,9 @@ monologue and the Answerer takes over. Traced as `parsed: false`. An Answerer re
 fails validation is used as raw text (`parsed: false`), as in MetaRAG, unless it is JSON
 cut off by the token limit: then its "answer" field if it got that far, else no answer.
 
->>> pred = IMRAG(model, GoldContextRetriever.for_question, embedder).answer(question)
->>> [s.data["query"] for s in pred.trace if s.stage == "round"]
-['Big Stone Gap director', 'Adriana Trigiani residence']
+    pred = IMRAG(model, GoldContextRetriever.for_question, embedder).answer(question)
+    [s.data["query"] for s in pred.trace if s.stage == "round"]
+    # -> ['Big Stone Gap director', 'Adriana Trigiani residence']
 """
 
 from __future__ import annotations
@@ -170,9 +170,9 @@ class IMRAG(QAMethod):
     """The inner-monologue loop: Questioner -> Retriever -> Refiner -> Progress Tracker,
     up to N_max rounds, then the Answerer (or the Questioner itself, in the ablation).
 
-    >>> pred = IMRAG(model, retriever_for, embedder).answer(question)
-    >>> [s.stage for s in pred.trace]
-    ['round', 'round', 'decide', 'stop', 'answer', 'progress']
+        pred = IMRAG(model, retriever_for, embedder).answer(question)
+        [s.stage for s in pred.trace]
+        # -> ['round', 'round', 'decide', 'stop', 'answer', 'progress']
     """
 
     name: ClassVar[str] = "imrag"

@@ -20,9 +20,9 @@ Passage EM (Table 1's retrieval metric, here over the rounds' top passages): the
 the pr_i titles equals the set of gold supporting titles; passage recall is the share
 of gold titles among them.
 
->>> tracker = ProgressTracker(embedder, gold_passages, gamma=0.9, phi_r=0.3)
->>> tracker.observe(top_passage).distance
-0.2
+    tracker = ProgressTracker(embedder, gold_passages, gamma=0.9, phi_r=0.3)
+    tracker.observe(top_passage).distance
+    # -> 0.2
 """
 
 from __future__ import annotations
@@ -71,9 +71,9 @@ class ProgressSummary:
 class ProgressTracker:
     """Scores each round's top passage against the gold supporting passages.
 
-    >>> t = ProgressTracker.for_question(question, embedder, gamma=0.9, phi_r=0.3)
-    >>> t is None   # no supporting facts (a user's question): nothing to track
-    False
+        t = ProgressTracker.for_question(question, embedder, gamma=0.9, phi_r=0.3)
+        t is None   # no supporting facts (a user's question): nothing to track
+        # -> False
     """
 
     def __init__(self, embedder: Embedder, gold: Sequence[Passage], *, gamma: float,

@@ -22,8 +22,9 @@ mixed target, in their original order.
 whole and in its order (§5.2). Any other re-ranker (an LLM listwise one) plugs in
 behind the `Refiner` protocol.
 
->>> EmbeddingRefiner(embedder).refine("Who directed Psycho?", "Psycho director", hits, set())
-[Refined(passage=Passage(id='p7', ...), text='Psycho is a 1960 film ...', score=0.71, rank=3)]
+    EmbeddingRefiner(embedder).refine("Who directed Psycho?", "Psycho director", hits, set())
+    # -> [Refined(passage=Passage(id='p7', ...), text='Psycho is a 1960 film ...',
+    #             score=0.71, rank=3)]
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ class EmbeddingRefiner:
     """Re-rank by embedding similarity to the query and the question; keep `keep`
     unseen passages, each condensed to at most `max_sentences` sentences.
 
-    >>> EmbeddingRefiner(embedder, depth=10, keep=3).depth
-    10
+        EmbeddingRefiner(embedder, depth=10, keep=3).depth
+        # -> 10
     """
 
     name = "embedding"

@@ -27,8 +27,8 @@ that still fails validation is used as raw text (traced `parsed: false`); a diag
 fails falls back to `reasoning_error` with no error types (the write-up's heuristic
 fallback), traced too.
 
->>> MetaRAG(model, retriever_for, embedder).answer(question).answer
-'Greenwich Village, New York City'
+    MetaRAG(model, retriever_for, embedder).answer(question).answer
+    # -> 'Greenwich Village, New York City'
 """
 
 from __future__ import annotations
@@ -163,9 +163,9 @@ class _State:
 class MetaRAG(QAMethod):
     """Answer with references, then monitor → evaluate → plan for up to 3 rounds.
 
-    >>> pred = MetaRAG(model, GoldContextRetriever.for_question, embedder).answer(question)
-    >>> [s.data["action"]["category"] for s in pred.trace if s.stage == "round"]
-    ['insufficient_knowledge']
+        pred = MetaRAG(model, GoldContextRetriever.for_question, embedder).answer(question)
+        [s.data["action"]["category"] for s in pred.trace if s.stage == "round"]
+        # -> ['insufficient_knowledge']
     """
 
     name: ClassVar[str] = "metarag"

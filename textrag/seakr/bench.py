@@ -11,7 +11,7 @@ adds the unbatched reference: the k samples as k separate one-sample calls.
 
 Numbers for the README come from here (`kgrag bench seakr`), never from timed tests.
 
->>> bench_seakr(Platform(), Console(), runs=3)
+    bench_seakr(Platform(), Console(), runs=3)
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ fitted on one does not transfer to the other. δ is the cut on U that best separ
 wrong from right answers (Youden's J = P(U > δ | wrong) - P(U > δ | right), at a
 midpoint between two observed scores); the whole table is kept for inspection.
 
->>> cal = calibrate_seakr(platform.chat_model, calibration_questions(data_dir, n=300))
->>> save_calibration(cal, calibration_path(settings.home, settings.model.chat))
+    cal = calibrate_seakr(platform.chat_model, calibration_questions(data_dir, n=300))
+    save_calibration(cal, calibration_path(settings.home, settings.model.chat))
 """
 
 from __future__ import annotations

@@ -34,9 +34,9 @@ Where this port departs from the paper / official code, and why:
 - The prompt does not end with a space (BPE tokenizers handle a trailing space badly).
 - δ = -6 is LLaMA-2-7B's; `calibrate.py` fits δ per model on CommonsenseQA train.
 
->>> seakr = SeaKR(model, retriever)             # model: LlamaCppModel (hidden states)
->>> seakr.answer(Question(id="q", text="Who directed the film Psycho?")).answer
-'Alfred Hitchcock'
+    seakr = SeaKR(model, retriever)             # model: LlamaCppModel (hidden states)
+    seakr.answer(Question(id="q", text="Who directed the film Psycho?")).answer
+    # -> 'Alfred Hitchcock'
 """
 
 from __future__ import annotations
@@ -139,9 +139,9 @@ class SeaKR(QAMethod):
     `retriever` is a `Retriever` or a question → retriever function (the gold setting);
     `engine` defaults to the batched EOS-trick engine for a `LlamaCppModel`.
 
-    >>> SeaKR(platform.chat_model, retriever_for(platform, "open"),
-    ...       SeakrConfig(threshold=-2.5)).answer(question).trace[0].data["uncertainty"]
-    -2.97
+        SeaKR(platform.chat_model, retriever_for(platform, "open"),
+              SeakrConfig(threshold=-2.5)).answer(question).trace[0].data["uncertainty"]
+        # -> -2.97
     """
 
     name: ClassVar[str] = "seakr"

@@ -18,11 +18,11 @@ content), its tokens with probabilities (for query building) and, when asked, U(
   through the protocol; the vector is `hidden_state(prompt, sample)` at the sample's last
   token (no EOS trick). Used with `ScriptedModel` in unit tests.
 
->>> engine = LlamaSeakrEngine(model, UncertaintyConfig())
->>> out = engine.generate("Question: Who wrote Hamlet?\\nAnswer:", stop=("\\n",),
-...                       uncertainty=True)
->>> out.text, out.uncertainty < -6
-(' Hamlet was written by William Shakespeare.', True)
+    engine = LlamaSeakrEngine(model, UncertaintyConfig())
+    out = engine.generate("Question: Who wrote Hamlet?\\nAnswer:", stop=("\\n",),
+                          uncertainty=True)
+    out.text, out.uncertainty < -6
+    # -> (' Hamlet was written by William Shakespeare.', True)
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def eigen_score(vectors: Sequence[np.ndarray] | np.ndarray, alpha: float = 1e-3)
 
     Centring is per vector (over its d features, J_d = I - 11ᵀ/d), not across samples.
 
-    >>> round(eigen_score([[1.0, -1.0], [1.0, -1.0]]), 6)   # (ln 4.001 + ln 0.001) / 2
-    -2.760255
+        round(eigen_score([[1.0, -1.0], [1.0, -1.0]]), 6)   # (ln 4.001 + ln 0.001) / 2
+        # -> -2.760255
     """
     z = np.asarray(vectors, dtype=np.float64)
     if z.ndim != 2 or z.shape[0] == 0:
