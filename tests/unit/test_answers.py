@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kgrag.answers import clean_answer, completion_answer, find_answer, has_answer, reply_answer
-from textrag.seakr.method import seakr_answer
+from textrag.seakr.text import seakr_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 

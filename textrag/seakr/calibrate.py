@@ -56,8 +56,8 @@ from textrag.seakr.method import (
     default_engine,
     exemplar_prefix,
     render_prompt,
-    seakr_answer,
 )
+from textrag.seakr.text import seakr_answer
 from textrag.seakr.uncertainty import SeakrEngine
 
 if TYPE_CHECKING:

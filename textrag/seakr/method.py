@@ -47,14 +47,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from kgrag.answers import clean_answer, find_answer
+from kgrag.answers import clean_answer
 from kgrag.errors import ModelError
 from kgrag.llm.base import Capabilities, ChatModel
 from kgrag.method import Answer, QAMethod, Trace, named
 from kgrag.prompt import PromptTemplate, package_prompt
 from kgrag.types import Passage, Question
 from textrag.retrieval import Retriever
-from textrag.seakr.text import build_query, content_words, drop_answer_sentences
+from textrag.seakr.text import build_query, content_words, drop_answer_sentences, seakr_answer
 from textrag.seakr.uncertainty import (
     ChatModelSeakrEngine,
     LlamaSeakrEngine,
@@ -69,12 +69,6 @@ if TYPE_CHECKING:
 
 Reasoning = Literal["self-aware", "rationales", "knowledge"]
 
-
-def seakr_answer(text: str) -> str | None:
-    """The answer a SeaKR step or chain of thought states, read as the official reasoner
-    reads it: its first "the answer is" and the first sentence after it (its chains of
-    thought repeat the answer line until the token budget cuts the last one short)."""
-    return find_answer(text, first=True, sentence=True)
 RetrieverSource = Retriever | Callable[[Question], Retriever]
 
 BASE_STOPS = ("\n\n", "\nQuestion:", "\nContext")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kgrag.answers import has_answer
+from kgrag.answers import find_answer, has_answer
 from textrag.seakr.uncertainty import TokenProb
 
 # Closed-class English words: spaCy tags these DET, PRON, ADP, CCONJ, SCONJ, AUX, PART or
@@ -100,3 +100,10 @@ def drop_answer_sentences(step: str) -> str:
     """The step without its sentences that state the answer (official `filter_last_step`)."""
     parts = re.split(r"(?<=[.!?])\s+", step.strip())
     return " ".join(p for p in parts if p and not has_answer(p))
+
+
+def seakr_answer(text: str) -> str | None:
+    """The answer a SeaKR step or chain of thought states, read as the official reasoner
+    reads it: its first "the answer is" and the first sentence after it (its chains of
+    thought repeat the answer line until the token budget cuts the last one short)."""
+    return find_answer(text, first=True, sentence=True)
