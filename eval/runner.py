@@ -209,10 +209,8 @@ def build_config(p: Platform, dataset: str, dataset_path: Path, domain: str | No
     from kgrag.platform import graph_methods
 
     s = p.settings
-    local = s.model.backend == "llama"
-    # Through a model server the model is the server's (KGRAG_MODEL__CHAT is not used)
-    model = s.model.chat if local else f"{s.model.openai_model}@{s.model.openai_base_url}"
-    spec = REGISTRY.get(s.model.chat) if local else None
+    model = s.model.identity  # through a model server, the server's model
+    spec = REGISTRY.get(model)
     graph = None
     if domain is not None and not graph_methods().isdisjoint(methods):
         graph = graph_fingerprint(p.store, domain)  # what the KG methods will read

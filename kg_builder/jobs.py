@@ -166,7 +166,7 @@ class BuildJob:
         self.extractor: Any = extractor or TripleExtractor(platform.chat_model, domain,
                                                            config or ExtractConfig())
         self.kind = kind = getattr(self.extractor, "name", "llm")
-        model = getattr(self.extractor, "model_name", None) or platform.settings.model.chat
+        model = getattr(self.extractor, "model_name", None) or platform.settings.model.identity
         digest = self.extractor.prompt_digest()
         jid = job_id(domain, source_names, model, digest, self.extractor.config)
         self.dir = platform.settings.home / "jobs" / domain / jid

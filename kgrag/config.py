@@ -79,6 +79,19 @@ class ModelSettings(BaseModel):
     # How a JSON schema is sent: OpenAI's `json_schema` (vLLM, llama.cpp's llama-server) or
     # `json_object` with a `schema` key (llama-cpp-python's server, which refuses the other).
     openai_json_format: Literal["json_schema", "json_object"] = "json_schema"
+
+    @property
+    def identity(self) -> str:
+        """The model a run or a build job records: the registry name or `.gguf` path
+        in-process, `<served name>@<base URL>` through a server (`chat` is unused then).
+
+        >>> ModelSettings(backend="openai", openai_model="q", openai_base_url="http://h/v1"
+        ...               ).identity
+        'q@http://h/v1'
+        """
+        if self.backend == "llama":
+            return self.chat
+        return f"{self.openai_model}@{self.openai_base_url}"
     request_timeout_s: float = 300.0
 
 
