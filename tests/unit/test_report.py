@@ -54,10 +54,12 @@ def test_report_groups_rows_and_writes_self_contained_html(tmp_path: Path, datas
                     ["Ablations", "metakgrag-no-cycle"]]
     assert (tmp_path / "report" / "00-csqa_small-ablation.png").is_file()
     html = (tmp_path / "report" / "report.html").read_text()
-    # the method table, the options chosen, the paired tests
-    assert html.count("<table>") == 3 and "<th>accuracy % [95% CI]</th>" in html
+    # the method table, the options chosen, the paired tests, the comparison
+    assert html.count("<table>") == 4 and "<th>accuracy % [95% CI]</th>" in html
+    assert "<td>metakgrag</td><td>closed-book</td><td>4</td><td>75.0 [25.0, 100.0]</td>" \
+        in html  # the comparison's row (these fakes answer without a graph)
     assert "<td>metakgrag</td><td>1 (0)</td><td>3 (3)</td>" in html  # A chosen once, B 3 times
-    assert html.count("data:image/png;base64,") == 3  # accuracy, ablation, cost: embedded
+    assert html.count("data:image/png;base64,") == 4  # accuracy, ablation, cost, compare
     assert "<td>Ours</td><td>metakgrag</td>" in html
 
 
