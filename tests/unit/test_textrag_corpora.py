@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import cypher
+from kgrag.baselines import ChainOfThought, LLMOnly
 from kgrag.errors import KgragError
 from kgrag.types import Passage, Question
 from tests.doubles.scripted import ScriptedModel
@@ -221,3 +222,12 @@ def test_rag_answers_open_questions_with_the_whole_reply() -> None:
     prompt = model.prompts[0][-1].content
     assert prompt.count("word") == RAG(model, shared(OneRetriever())).config.open_passage_words
     assert pred.trace[-1].data["prompt"] == "rag_open"
+
+
+@pytest.mark.parametrize(("cls", "kind", "budget"), [
+    (LLMOnly, "open_ended", 256), (LLMOnly, "short_answer", 96),
+    (ChainOfThought, "open_ended", 384), (ChainOfThought, "short_answer", 384)])
+def test_open_ended_answers_get_a_paragraph_budget(cls: type, kind: str, budget: int) -> None:
+    q = Question(id="q", text="What is acne?", kind=kind, answers=["A skin condition."])
+    pred = cls(ScriptedModel(["Acne is a skin condition."])).answer(q)
+    assert pred.trace[0].data["max_tokens"] == budget
