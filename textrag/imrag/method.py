@@ -319,7 +319,7 @@ def _factory(name: str, setting: Literal["open", "gold"], config: IMRAGConfig
         from textrag.methods import retriever_for
 
         cls = named(IMRAG, name)
-        return cls(p.chat_model, retriever_for(p, setting), p.embedder, config,
+        return cls(p.chat_model, retriever_for(p, setting, domain=domain), p.embedder, config,
                    store=p.store if setting == "open" else None)
 
     return build

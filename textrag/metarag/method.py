@@ -315,7 +315,7 @@ def _factory(name: str, setting: Literal["open", "gold"]) -> MethodFactory:
         from textrag.methods import retriever_for
 
         cls = named(MetaRAG, name)
-        return cls(p.chat_model, retriever_for(p, setting), p.embedder,
+        return cls(p.chat_model, retriever_for(p, setting, domain=domain), p.embedder,
                    store=p.store if setting == "open" else None)
 
     return build

@@ -379,7 +379,7 @@ def _factory(name: str, setting: Literal["open", "gold"], base: SeakrConfig | No
         if threshold is not None:
             config = replace(config, threshold=threshold)
         cls = named(SeaKR, name)
-        return cls(p.chat_model, retriever_for(p, setting), config,
+        return cls(p.chat_model, retriever_for(p, setting, domain=domain), config,
                    store=p.store if setting == "open" else None)
 
     return build
