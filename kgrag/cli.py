@@ -304,11 +304,11 @@ def bench_extract(
             fast = FastExtractor.load(domain, FastConfig(n_process=workers))
         rows.append(run_fast_bench(fast, chunks))
     if "llm" in kinds:
-        with err.status(f"Loading {p.settings.model.chat}…"):
+        with err.status(f"Loading {p.settings.model.identity}…"):
             chat = p.chat_model  # loaded before the clock starts
         rows += run_extract_bench(chat, domain, chunks[:llm_records], sizes,
                                   parallel=parallels)
-    report = ExtractBenchReport(domain=domain, model=p.settings.model.chat if "llm" in kinds
+    report = ExtractBenchReport(domain=domain, model=p.settings.model.identity if "llm" in kinds
                                 else "(llm not run)",
                                 threads=p.settings.model.n_threads, selection=selection,
                                 record_ids=[c.id for c in chunks], load_average=load, rows=rows)
