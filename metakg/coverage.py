@@ -3,7 +3,8 @@
 For each question (no LLM, deterministic):
 
 1. **Question entities** (seeds): `metakg.seeds.EntityMatcher.match` on the question text
-   (n-grams → `entity_key` → exact lookup, maximal non-overlapping matches).
+   (noun-phrase n-grams by spaCy's tags → `entity_key` → exact lookup, maximal
+   non-overlapping matches).
 2. **Targets**: multiple choice — each option's entities (`match_option`: the whole
    option if it is an entity, else the entities inside it that the question does not
    name). HotpotQA / 2Wiki (open questions) — the title entity of each context paragraph
@@ -52,7 +53,7 @@ from pydantic import BaseModel
 
 from kgrag.errors import KgragError
 from kgrag.types import Question
-from metakg.seeds import EntityMatcher, store_matcher, title_keys
+from metakg.seeds import EntityMatcher, spacy_tagger, store_matcher, title_keys
 
 if TYPE_CHECKING:
     from kgrag.store import GraphStore
@@ -332,7 +333,8 @@ def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str 
     before = store.stats.queries
     total = len(loaded.questions)
     report = measure_coverage(
-        loaded.questions, store_matcher(store, domain), CypherReach(store, domain),
+        loaded.questions, store_matcher(store, domain, spacy_tagger()),
+        CypherReach(store, domain),
         dataset=loaded.name, domain=domain,
         progress=(lambda i: progress(i, total)) if progress else None)
     report.round_trips = store.stats.queries - before

@@ -25,6 +25,7 @@ the maximal matches inside the option text, without the keys the question itself
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,6 +43,11 @@ MAX_CACHED = 200_000  # looked-up keys remembered between texts
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 
 Lookup = Callable[[Sequence[str]], set[str]]  # candidate keys → those that are entities
+# A text → its tokens as (start character, coarse part of speech, lemma): spaCy's
+# `(t.idx, t.pos_, t.lemma_)`; `spacy_tagger()` builds it.
+Tagger = Callable[[str], list[tuple[int, str, str]]]
+FIRST_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X"})  # a phrase may start with
+LAST_POS = frozenset({"NOUN", "PROPN", "NUM", "X"})  # … and must end with (its head)
 
 
 @dataclass(frozen=True)
@@ -54,25 +60,56 @@ class Phrase:
     key: str
 
 
+def _spans(text: str) -> list[tuple[int, str]]:
+    """(start character, word) of each word; a possessive 's is dropped ("heifer's")."""
+    return [(m.start(), re.sub(r"['’]s$", "", m.group(0)))
+            for m in _TOKEN.finditer(text)]
+
+
 def tokens(text: str) -> list[str]:
     """The words of `text` (NFKC), keeping inner apostrophes, dots and hyphens."""
-    return _TOKEN.findall(unicodedata.normalize("NFKC", text))
+    return [w for _, w in _spans(unicodedata.normalize("NFKC", text))]
 
 
-def phrases(text: str, max_n: int = MAX_NGRAM) -> list[Phrase]:
-    """Every n-gram (n ≤ `max_n`) whose first and last words are content words."""
-    words = tokens(text)
-    content = [not only_function_words(w) for w in words]
+def _tags(text: str, spans: list[tuple[int, str]], tagger: Tagger
+          ) -> list[tuple[str, str] | None]:
+    """Each word's (part of speech, lemma) from the tagger's token that contains its first
+    character; None where the tagger has no token there."""
+    tagged = sorted(tagger(text))
+    starts = [t[0] for t in tagged]
+    out: list[tuple[str, str] | None] = []
+    for start, _ in spans:
+        i = bisect.bisect_right(starts, start) - 1
+        out.append((tagged[i][1], tagged[i][2]) if i >= 0 else None)
+    return out
+
+
+def phrases(text: str, max_n: int = MAX_NGRAM, tagger: Tagger | None = None) -> list[Phrase]:
+    """Every n-gram (n ≤ `max_n`) whose first and last words are content words; with a
+    `tagger`, also only noun phrases (first word a noun, proper noun, adjective or
+    number, last word a noun, proper noun or number), each with a second key whose last
+    word is its lemma ("mice" → "mouse", as the fast extractor's lemmatised names)."""
+    text = unicodedata.normalize("NFKC", text)
+    spans = _spans(text)
+    words = [w for _, w in spans]
+    content = [bool(w) and not only_function_words(w) for w in words]
+    tags = _tags(text, spans, tagger) if tagger and words else None
+    first = [c and (tags is None or (t := tags[i]) is not None and t[0] in FIRST_POS)
+             for i, c in enumerate(content)]
+    last = [c and (tags is None or (t := tags[i]) is not None and t[0] in LAST_POS)
+            for i, c in enumerate(content)]
     out = []
     for i in range(len(words)):
-        if not content[i]:
+        if not first[i]:
             continue
         for j in range(i + 1, min(len(words), i + max_n) + 1):
-            if content[j - 1]:
-                span = " ".join(words[i:j])
-                key = entity_key(span)
-                if key:
-                    out.append(Phrase(i, j, span, key))
+            if not last[j - 1]:
+                continue
+            span = " ".join(words[i:j])
+            keys = [entity_key(span)]
+            if tags is not None and (t := tags[j - 1]) is not None and t[1]:
+                keys.append(entity_key(" ".join([*words[i:j - 1], t[1]])))
+            out.extend(Phrase(i, j, span, k) for k in dict.fromkeys(keys) if k)
     return out
 
 
@@ -100,7 +137,8 @@ class EntityMatcher:
     """Matches texts to one domain's entity keys (see the module docstring).
 
     `lookup` answers which candidate keys exist; `redirect` maps merged-away keys to
-    their entity. `StoreLookup` builds both from Neo4j.
+    their entity (`store_matcher` builds both from Neo4j). With a `tagger` (spaCy,
+    `spacy_tagger`) only noun phrases are candidates; without one, every n-gram is.
 
     >>> m = EntityMatcher(lambda keys: {k for k in keys if k in {"fox", "forest"}})
     >>> m.match("Where would you find a fox in the forests?").keys
@@ -108,9 +146,19 @@ class EntityMatcher:
     """
 
     def __init__(self, lookup: Lookup, redirect: Mapping[str, str] | None = None,
-                 max_n: int = MAX_NGRAM) -> None:
+                 max_n: int = MAX_NGRAM, tagger: Tagger | None = None) -> None:
         self.lookup, self.redirect, self.max_n = lookup, dict(redirect or {}), max_n
+        self.tagger = tagger
         self._known: dict[str, bool] = {}  # key → is an entity (filled by lookups)
+        self._phrases: dict[str, list[Phrase]] = {}  # text → its candidates
+
+    def phrases(self, text: str) -> list[Phrase]:
+        """The candidate phrases of `text` (remembered until the next `prefetch`)."""
+        if text not in self._phrases:
+            if len(self._phrases) > 1000:
+                self._phrases.clear()
+            self._phrases[text] = phrases(text, self.max_n, self.tagger)
+        return self._phrases[text]
 
     def _resolve(self, key: str) -> str:
         return self.redirect.get(key, key)
@@ -132,14 +180,15 @@ class EntityMatcher:
         """Look up every candidate key of `texts`, and the keys `extra`, at once (one
         round trip for a question and its options); forgets earlier texts' keys."""
         self._known.clear()
+        self._phrases.clear()
         keys = set(extra)
         for t in texts:
-            keys |= {p.key for p in phrases(t, self.max_n)}
+            keys |= {p.key for p in self.phrases(t)}
             keys.add(entity_key(t))
         self.known(k for k in keys if k)
 
     def match(self, text: str) -> Matched:
-        cands = phrases(text, self.max_n)
+        cands = self.phrases(text)
         found = self.known(p.key for p in cands)
         hits = maximal(p for p in cands if self._resolve(p.key) in found)
         keys = tuple(dict.fromkeys(self._resolve(p.key) for p in hits))
@@ -168,7 +217,23 @@ def title_keys(title: str) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k]
 
 
-def store_matcher(store: GraphStore, domain: str) -> EntityMatcher:
+def spacy_tagger() -> Tagger:
+    """Parts of speech and lemmas from the fast extractor's spaCy pipeline (the pinned
+    en_core_web_sm 3.8; `kg_builder.fast_extract.load_pipeline`), so questions are read
+    the way the graph's names were made."""
+    from kg_builder.fast_extract import load_pipeline
+
+    nlp = load_pipeline()
+
+    def tag(text: str) -> list[tuple[int, str, str]]:
+        doc = nlp(text[: nlp.max_length])
+        return [(t.idx, t.pos_, t.lemma_) for t in doc]
+
+    return tag
+
+
+def store_matcher(store: GraphStore, domain: str, tagger: Tagger | None = None
+                  ) -> EntityMatcher:
     """An `EntityMatcher` over `domain` in Neo4j: one round trip per lookup, the merged
     keys read once here."""
     redirect = {r["merged"]: r["key"] for r in store.read("kg/merged_keys", {"domain": domain})}
@@ -177,4 +242,4 @@ def store_matcher(store: GraphStore, domain: str) -> EntityMatcher:
         rows = store.read("metakg/match_keys", {"domain": domain, "keys": list(keys)})
         return {r["key"] for r in rows}
 
-    return EntityMatcher(lookup, redirect)
+    return EntityMatcher(lookup, redirect, tagger=tagger)

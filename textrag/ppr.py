@@ -36,7 +36,7 @@ from kgrag.errors import KgragError
 from kgrag.method import Answer, Trace
 from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig
-from metakg.seeds import EntityMatcher, store_matcher
+from metakg.seeds import EntityMatcher, spacy_tagger, store_matcher
 from textrag.baselines import RAG, IRCoT
 from textrag.retrievers import BaseRetriever, RetrieverFor, shared
 
@@ -117,8 +117,8 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
                          "(see `kgrag graph stats --domain wikipedia`)")
     others = [open_retriever(p, "bm25"), open_retriever(p, "dense")] if fused else []
     ids = PassageIds(f"{domain}:{WIKIPEDIA_SOURCE}:")
-    return PPRRetriever(GraphPPR(p.store, domain, ids, config), store_matcher(p.store, domain),
-                        others)
+    matcher = store_matcher(p.store, domain, spacy_tagger())
+    return PPRRetriever(GraphPPR(p.store, domain, ids, config), matcher, others)
 
 
 class _GraphTrace:

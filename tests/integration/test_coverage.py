@@ -41,7 +41,9 @@ QUESTIONS = [
     # fox: forest 1 (correct); sea unreachable, tree 2, leaf 3, cloud no entity
     csqa("q1", "Where would you find a fox?", ["forest", "sea", "trees", "leaf", "cloud"], "A"),
     # whale: sea 1 (correct); forest, tree unreachable, fish 2, desert no entity
-    csqa("q2", "What does a whale swim in?", ["forest", "sea", "fish", "tree", "desert"], "B"),
+    # (spaCy's small model tags "whale" in "What does a whale swim in?" as an adjective,
+    # so that wording would find no question entity: a tagger error, kept out of here)
+    csqa("q2", "Where do whales swim?", ["forest", "sea", "fish", "tree", "desert"], "B"),
     # no question entity at all
     csqa("q3", "Which colour is the sky?", ["blue", "red", "forest", "green", "white"], "A"),
 ]

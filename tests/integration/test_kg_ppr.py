@@ -82,10 +82,11 @@ def test_the_graph_ranking_follows_the_walk_from_the_seed(platform, graph, corpu
 def test_fused_with_bm25_and_dense_and_read_like_rag(platform, graph, corpus) -> None:  # type: ignore[no-untyped-def]
     text = [BM25Retriever(platform.store), DenseRetriever(platform.store, platform.embedder)]
     r = ppr(platform, graph, corpus, text)
-    hits = r.search(QUESTION, 5)
+    hits = r.search(QUESTION, 10)
     ids = [h.passage.id for h in hits]
     # p1 leads the graph ranking and both text rankings of the test passages (the shared
-    # corpus may hold Wikipedia's own Big Stone Gap paragraph beside it)
+    # corpus holds Wikipedia's own Big Stone Gap paragraph beside it, maybe in copies
+    # left by benchmarks, which p2, found by the graph alone, ranks after)
     assert ids[0] == corpus + "p1" and corpus + "p2" in ids
     model = ScriptedModel(["She lives in Greenwich Village. So the answer is: Greenwich "
                            "Village."])

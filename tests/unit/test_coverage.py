@@ -17,7 +17,15 @@ from metakg.coverage import (
     distances,
     summarise,
 )
-from metakg.seeds import EntityMatcher, Phrase, maximal, phrases, title_keys, tokens
+from metakg.seeds import (
+    EntityMatcher,
+    Phrase,
+    _spans,
+    maximal,
+    phrases,
+    title_keys,
+    tokens,
+)
 
 
 def matcher(keys: set[str], redirect: dict[str, str] | None = None) -> EntityMatcher:
@@ -32,8 +40,28 @@ def test_phrases_skip_function_words_at_the_edges() -> None:
     assert all(len(p.text.split()) <= 4 for p in phrases("a b c d e f g h i j"))
 
 
-def test_tokens_keep_inner_hyphens_and_apostrophes() -> None:
-    assert tokens("A 9-year-old boy's cat, (ok).") == ["A", "9-year-old", "boy's", "cat", "ok"]
+def test_tokens_keep_inner_hyphens_and_drop_possessives() -> None:
+    assert tokens("A 9-year-old boy's cat, (ok).") == ["A", "9-year-old", "boy", "cat", "ok"]
+    assert tokens("O'Neill’s dogs'") == ["O'Neill", "dogs"]
+
+
+def fake_tagger(tags: dict[str, tuple[str, str]]):  # type: ignore[no-untyped-def]
+    """A tagger that knows some words' (part of speech, lemma); others are VERB."""
+    def tag(text: str) -> list[tuple[int, str, str]]:
+        return [(start, *tags.get(w, ("VERB", w))) for start, w in _spans(text)]
+    return tag
+
+
+def test_with_a_tagger_only_noun_phrases_are_candidates_and_lemmas_help() -> None:
+    tagger = fake_tagger({"good": ("ADJ", "good"), "place": ("NOUN", "place"),
+                          "mice": ("NOUN", "mouse"), "farmland": ("NOUN", "farmland")})
+    keys = {p.key for p in phrases("looking for a good place with mice", tagger=tagger)}
+    assert {"good place", "place", "mice", "mouse", "place with mouse"} <= keys
+    assert not [k for k in keys if k.startswith(("looking", "look"))]
+    m = EntityMatcher(lambda ks: {k for k in ks if k in {"look", "mouse", "good place"}},
+                      tagger=tagger)
+    assert m.match("looking for a good place with mice").keys == ("good place", "mouse")
+    assert m.match_option("look").keys == ("look",)  # a whole option is never filtered
 
 
 def test_maximal_prefers_longest_then_leftmost_without_overlap() -> None:
