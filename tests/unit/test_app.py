@@ -348,3 +348,14 @@ def test_compare_renders_the_committed_hotpotqa_run(tmp_path: Path, use) -> None
     assert any(m.startswith("_Evidence:") and m.endswith(" paths_") for m in shown)
     assert "no evidence (closed-book, or nothing retrieved)" in texts(at, "caption")
     assert any(m.startswith("- **Big Stone Gap") and "is a 2014 American" in m for m in shown)
+
+
+def test_compare_shows_rouge_l_for_an_open_ended_run(tmp_path: Path, use) -> None:
+    root = Path(__file__).resolve().parents[2] / "docs" / "results"
+    use(make_platform(tmp_path, []))
+    at = page("compare", cmp_root=str(root))
+    at.selectbox(key="cmp_run").set_value(str(root / "medquad-dev")).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert list(table["method"]) == ["llm", "metakgrag"] and "ROUGE-L %" in table.columns
+    assert list(table["setting"]) == ["closed-book", "kg"]
