@@ -25,9 +25,13 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from statistics import mean
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from eval.geval import GevalRecord
 
 Key = tuple[str, str]  # (method, question id)
 Level = Literal["answers", "questions", "methods"]
@@ -130,3 +134,26 @@ def agreement_lines(rows: Sequence[Agreement], judge: str) -> list[str]:
         lines.append(f"| {a.dimension} | {a.metric} | {a.level} | {a.rho:+.2f} | {p} | "
                      f"{a.n} |")
     return lines
+
+
+def geval_means(records: list[GevalRecord], qids: list[str]) -> list[float]:
+    """Each question's mean G-Eval over its scored dimensions (NaN: none scored)."""
+    by_q: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r.score is not None:
+            by_q[r.question_id].append(r.score)
+    return [float(np.mean(by_q[q])) if by_q.get(q) else float("nan") for q in qids]
+
+
+def run_agreement(judged: list[GevalRecord], scores: dict[str, dict[str, list]],
+               qids: dict[str, list[str]]) -> list[Agreement]:
+    """The judge's agreement with ROUGE-L and BERTScore in a scored run: `judged` are the
+    run's G-Eval records, `scores` each method's per-question lists (`rouge_l`,
+    `bertscore_f1`) in the order of `qids`."""
+    dims: dict[tuple[str, str], dict[str, float | None]] = defaultdict(dict)
+    for r in judged:
+        dims[(r.method, r.question_id)][r.dimension] = r.score
+    metrics = {label: {(m, q): v for m in scores if key in scores[m]
+                       for q, v in zip(qids[m], scores[m][key], strict=True)}
+               for label, key in (("ROUGE-L", "rouge_l"), ("BERTScore F1", "bertscore_f1"))}
+    return judge_agreement(dims, {k: v for k, v in metrics.items() if v})

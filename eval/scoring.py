@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, Field
 
-from eval.agreement import Agreement, judge_agreement
+from eval.agreement import Agreement, geval_means, run_agreement
 from eval.geval import GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
@@ -479,12 +479,12 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
         if judge is not None:
             methods[name].geval, records = _geval(judge, run, name, group, progress)
             judged += records
-            scores[name]["geval"] = _geval_means(records, qids[name])
+            scores[name]["geval"] = geval_means(records, qids[name])
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
                          methods=methods, pairs=pair_tests(order, scores, qids),
                          domain=config.domain, graph=config.graph)
     if judge is not None:
-        metrics.agreement = _agreement(judged, scores, qids)
+        metrics.agreement = run_agreement(judged, scores, qids)
     if same is not None:
         metrics.same = same_questions(order, by_method, same)
     metrics.evidence_split = evidence_split(order, by_method)
@@ -495,27 +495,6 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     metrics.notes += run_notes(config)
     (run / "metrics.json").write_text(metrics.model_dump_json(indent=2))
     return metrics
-
-
-def _geval_means(records: list[GevalRecord], qids: list[str]) -> list[float]:
-    """Each question's mean G-Eval over its scored dimensions (NaN: none scored)."""
-    by_q: dict[str, list[float]] = defaultdict(list)
-    for r in records:
-        if r.score is not None:
-            by_q[r.question_id].append(r.score)
-    return [float(np.mean(by_q[q])) if by_q.get(q) else float("nan") for q in qids]
-
-
-def _agreement(judged: list[GevalRecord], scores: dict[str, dict[str, list]],
-               qids: dict[str, list[str]]) -> list[Agreement]:
-    """The judge's Spearman agreement with ROUGE-L and BERTScore (`eval.agreement`)."""
-    dims: dict[tuple[str, str], dict[str, float | None]] = defaultdict(dict)
-    for r in judged:
-        dims[(r.method, r.question_id)][r.dimension] = r.score
-    metrics = {label: {(m, q): v for m in scores if key in scores[m]
-                       for q, v in zip(qids[m], scores[m][key], strict=True)}
-               for label, key in (("ROUGE-L", "rouge_l"), ("BERTScore F1", "bertscore_f1"))}
-    return judge_agreement(dims, {k: v for k, v in metrics.items() if v})
 
 
 def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], progress: bool
