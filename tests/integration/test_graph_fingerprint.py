@@ -33,6 +33,12 @@ def _write(store, domain: str, facts: list[tuple[str, str, str]]) -> None:
                                                      WriteReport(domain))
 
 
+class TextLLM(LLMOnly):
+    """`llm` answering with a scripted text reply, parsed (not letter log-probabilities)."""
+
+    reads_letters = False
+
+
 class GraphPlatform:
     """The real store, with a scripted stand-in for a KG method (the answers do not
     matter here, only what the runner records about the graph)."""
@@ -43,7 +49,7 @@ class GraphPlatform:
         self.model = ScriptedModel(["B"] * len(QUESTIONS))
 
     def method(self, name: str, domain: str | None) -> LLMOnly:
-        m = LLMOnly(self.model)
+        m = TextLLM(self.model)
         m.name = name  # type: ignore[misc]
         return m
 
