@@ -208,7 +208,10 @@ class GraphWriter:
         self.embedder = embedder
         for start in range(0, len(rest), self.batch_size):
             part = rest[start : start + self.batch_size]
+            began = time.perf_counter()
             vecs = embedder.embed([m["name"] for m in part])
+            report.stage_seconds["embed"] = (report.stage_seconds.get("embed", 0.0)
+                                             + time.perf_counter() - began)
             self._send("kg/set_entity_embeddings",
                        ({"key": m["key"], "embedding": v.tolist()}
                         for m, v in zip(part, vecs, strict=True)), report, VECTOR_BATCH,

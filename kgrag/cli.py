@@ -624,6 +624,8 @@ def graph_wordnet(
                              workers=workers)
     for name, report in zip(("wordnet", "glosses (spacy)"), reports, strict=False):
         console.print(f"{name}: {report}")
+        console.print("  per stage: " + ", ".join(f"{k} {v:.1f} s"
+                                                  for k, v in report.stage_seconds.items()))
 
 
 @graph_app.command("stats")
