@@ -1,6 +1,6 @@
 """`kgrag app`: start the explorer with `streamlit run` in a child process.
 
-The kgrag CLI registers `app_command` (kgrag/cli.py: `app.command("app")(app_command)`);
+The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry point;
 this module imports neither Streamlit nor a model, so `kgrag --help` stays fast.
 
     app_command(port=8502, runs=Path("runs"))   # blocks until Ctrl-C
@@ -19,6 +19,11 @@ import typer
 from kgrag.errors import KgragError
 
 MAIN = Path(__file__).resolve().parent / "main.py"
+
+
+def register(app: typer.Typer) -> None:
+    """Add `kgrag app` to the root `kgrag` app."""
+    app.command("app")(app_command)
 
 
 def streamlit_argv(port: int, address: str, runs: Path, headless: bool = True) -> list[str]:

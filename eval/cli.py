@@ -1,11 +1,14 @@
-"""`kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
+"""eval's commands. `kgrag eval`, `kgrag score`, `kgrag report`: answer a dataset into a
+run directory, score it, report on runs. `kgrag bench scoring`: seconds to score.
+`kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
 `kgrag evidence`: what the KG methods retrieve for each question, without answering.
 
     kgrag sweep --dataset csqa --domain commonsense --method metakgrag \\
         --param tau_coverage --values 0.4,0.5,0.6,0.7,0.8 --n 50 --out runs/sweep-tau
     kgrag evidence --dataset csqa --domain commonsense --n 300 --out runs/evidence-csqa
 
-The root CLI adds the command with `register(app)`.
+The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry
+point.
 """
 
 from __future__ import annotations
@@ -14,19 +17,118 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-console = Console()
+from kgrag.commands import console, group, platform_for
+from kgrag.platform import Platform
 
 
 def register(app: typer.Typer) -> None:
-    """Add `sweep`, `evidence` and `reader prior` to the root `kgrag` app."""
+    """Add `eval`, `score`, `report`, `bench scoring`, `sweep`, `evidence` and `reader
+    prior` to the root `kgrag` app."""
+    app.command("eval")(eval_)
+    app.command()(score)
+    app.command()(report)
+    group(app, "bench").command("scoring")(bench_scoring)
     app.command("sweep")(sweep)
     app.command("evidence")(evidence)
     reader_app = typer.Typer(no_args_is_help=True,
                              help="The multiple-choice reader (letter probabilities).")
     reader_app.command("prior")(reader_prior)
     app.add_typer(reader_app, name="reader")
+
+
+def eval_(
+    dataset: Annotated[str, typer.Option(help="Built-in name (csqa, medqa, medquad, mmlu-law, "
+                                               "mmlu-law-val, hotpotqa, 2wiki, nq) or a "
+                                               "JSON Lines question file.")],
+    methods: Annotated[str, typer.Option(help="Comma-separated method names.")] = "llm",
+    n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default: "
+                                                  "runs/<dataset>-<n>).")] = None,
+    domain: Annotated[str | None, typer.Option(help="Graph for KG methods (default: the "
+                                                     "dataset's domain).")] = None,
+    model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
+    force: Annotated[bool, typer.Option(help="Write into a run of another config.")] = False,
+    redo_errors: Annotated[bool, typer.Option(
+        help="Answer again the questions whose last answer is an error.")] = False,
+    replay: Annotated[bool, typer.Option(
+        help="Answer a greedy request another method already sent (the same concepts "
+             "prompt, the same evidence) with its first reply; its time is still "
+             "charged to each method.")] = True,
+    explanations: Annotated[bool, typer.Option(
+        help="Decode the explanation the KG answer prompt asks for after the option. "
+             "Off: an answer-first reply stops once its option is read (the same option; "
+             "the trace marks the cut).")] = False,
+    bias: Annotated[str | None, typer.Option(
+        help="Multiple choice: position-bias correction of the letter reader: none, "
+             "rotate (cyclic permutations averaged) or prior (PriDe; `kgrag reader "
+             "prior`). Default: the configured one (none).")] = None,
+    rotations: Annotated[int | None, typer.Option(
+        min=0, help="Passes for --bias rotate (0: one per option).")] = None,
+) -> None:
+    """Answer a dataset's questions with each method into a resumable run directory."""
+    from eval.runner import run_eval
+
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    p = platform_for(model)
+    if bias is not None or rotations is not None:
+        from kgrag.reader import ReaderConfig
+
+        update = {k: v for k, v in (("bias", bias), ("rotations", rotations)) if v is not None}
+        p.settings.reader = ReaderConfig.model_validate(
+            p.settings.reader.model_dump() | update)
+    run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
+    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
+             redo_errors=redo_errors, replay=replay, explanations=explanations)
+    console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
+                  f"score with `kgrag score {run_dir}`")
+
+
+def score(
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    bertscore: Annotated[bool, typer.Option(help="Also BERTScore (open-ended).")] = False,
+    geval: Annotated[bool, typer.Option(help="Also G-Eval (open-ended answers and "
+                                             "explanations) with a local judge.")] = False,
+    judge: Annotated[str | None, typer.Option(help="G-Eval judge model (default: the "
+                                                   "configured chat model).")] = None,
+    same: Annotated[int | None, typer.Option(help="Also a table and significance matrix of "
+                                                  "every method on the run's first K "
+                                                  "questions.")] = None,
+) -> None:
+    """Score a run's predictions into metrics.json (a separate pass)."""
+    from eval.report import markdown
+    from eval.scoring import score_run
+
+    g = None
+    if geval or judge:
+        from eval.geval import load_judge
+        from kgrag.config import load_settings
+
+        g = load_judge(load_settings(), judge)
+    console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
+                                   same=same)))
+
+
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories.")],
+    out: Annotated[Path | None, typer.Option(help="Report directory.")] = None,
+) -> None:
+    """Write a Markdown/HTML report with tables and plots for one or more runs."""
+    from eval.report import write_report
+
+    path = write_report(runs, out or runs[0] / "report")
+    console.print(f"report: {path}")
+
+
+def bench_scoring(n: Annotated[int, typer.Option(help="Open-ended predictions to score.")] = 300,
+                  ) -> None:
+    """Seconds to score N MedQuAD predictions: ROUGE-L alone, then with BERTScore."""
+    from eval.bench import bench_scoring as run
+
+    r = run(Platform(), n)
+    console.print(f"scoring {r.n} open-ended predictions: ROUGE-L (+CIs, pair tests) "
+                  f"{r.rouge_s:.1f} s; with BERTScore ({r.n} pairs, model load included) "
+                  f"{r.bertscore_s:.1f} s")
 
 
 def reader_prior(
@@ -42,10 +144,9 @@ def reader_prior(
     """Estimate the model's prior over option positions (PriDe) for `kgrag eval --bias
     prior`: from a training, knowledge-source or validation file only."""
     from eval.prior import estimate_prior
-    from kgrag.cli import _platform
     from kgrag.reader import prior_path
 
-    p = _platform(model)
+    p = platform_for(model)
     prior = estimate_prior(p.chat_model, dataset, p.settings.data_dir, n)
     root = p.reader_config().prior_dir
     assert root is not None  # resolved by the platform
@@ -75,9 +176,8 @@ def sweep(
     (accuracy with 95% CI against the value, as the MetaKGRAG paper's Figs. 3 and 5)."""
     from eval.plots import plot_sensitivity
     from eval.sweep import parse_values, points_table, read_manifest, run_sweep, score_sweep
-    from kgrag.cli import _platform
 
-    p = _platform(model)
+    p = platform_for(model)
     parsed = parse_values(param, values, p.settings.metakg)
     out_dir = out or Path("runs") / f"sweep-{Path(dataset).stem}-{param}"
     run_sweep(p, dataset=dataset, method=method, param=param, values=parsed, n=n,
@@ -114,12 +214,11 @@ def evidence(
     (one concept extraction per question, kept for later runs)."""
     from eval.evidence import run_evidence, table
     from eval.evidence import score_only as rescore
-    from kgrag.cli import _platform
 
     if score_only:
         summaries = rescore(out)
     else:
-        p = _platform(model)
+        p = platform_for(model)
         summaries = run_evidence(p, dataset, out=out, n=n, domain=domain,
                                  methods=[m.strip() for m in methods.split(",") if m.strip()],
                                  param=param, values=values, parallel=parallel, force=force)

@@ -8,15 +8,22 @@ and never starts its own.
 
 Settings are read once, by `load_settings()` in the composition root; nothing
 reads the environment at import time.
+
+A package adds its own section (`[metakg]` in kgrag.toml, `KGRAG_METAKG__TAU_COVERAGE`,
+`settings.metakg`) with an entry point of the group `kgrag.settings` that names a pydantic
+model (pyproject.toml: `metakg = "metakg.config:MetaKGConfig"`); kgrag/ itself knows no
+method's settings.
 """
 
 from __future__ import annotations
 
 import os
+from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -25,7 +32,6 @@ from pydantic_settings import (
 )
 
 from kgrag.reader import ReaderConfig
-from metakg.config import MetaKGConfig
 
 
 def _default_data_dir() -> Path:
@@ -106,8 +112,45 @@ class EmbeddingSettings(BaseModel):
     cache_size: int = 100_000  # in-memory LRU entries
 
 
+SECTIONS_GROUP = "kgrag.settings"
+
+
+@cache
+def registered_sections() -> dict[str, type[BaseModel]]:
+    """The settings sections of the installed packages (entry points `kgrag.settings`:
+    section name = `module:Model`).
+
+    >>> "metakg" in registered_sections()
+    True
+    """
+    return {ep.name: ep.load() for ep in entry_points(group=SECTIONS_GROUP)}
+
+
+class _SectionEnv(PydanticBaseSettingsSource):
+    """`KGRAG_<SECTION>__<FIELD>[__<FIELD>…]` for the registered sections (pydantic-settings
+    reads nested variables of declared fields only)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name in registered_sections():
+            prefix = f"KGRAG_{name.upper()}__"
+            for var, value in os.environ.items():
+                if not var.upper().startswith(prefix):
+                    continue
+                *path, last = var[len(prefix):].lower().split("__")
+                node = found.setdefault(name, {})
+                for key in path:
+                    node = node.setdefault(key, {})
+                node[last] = value
+        return found
+
+
 class Settings(BaseSettings):
-    """All of kgrag's configuration. Build with `load_settings()`.
+    """All of kgrag's configuration. Build with `load_settings()`. Each registered section
+    is an attribute too (`settings.metakg`), validated by the model its package names.
 
     >>> s = load_settings()
     >>> s.neo4j.bolt_port
@@ -115,7 +158,8 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="KGRAG_", env_nested_delimiter="__", extra="forbid"
+        # "allow" only for the registered sections: `_sections` refuses any other key.
+        env_prefix="KGRAG_", env_nested_delimiter="__", extra="allow"
     )
 
     home: Path = Field(default_factory=_default_home)
@@ -123,8 +167,25 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
-    metakg: MetaKGConfig = Field(default_factory=MetaKGConfig)
     reader: ReaderConfig = Field(default_factory=ReaderConfig)
+
+    @model_validator(mode="after")
+    def _sections(self) -> Settings:
+        """Validate each registered section (its defaults when not configured); any other
+        extra key is a typo, as before sections were registered."""
+        extra = self.__pydantic_extra__ if self.__pydantic_extra__ is not None else {}
+        sections = registered_sections()
+        unknown = sorted(set(extra) - set(sections))
+        if unknown:
+            raise ValueError(f"unknown settings {', '.join(unknown)}; known sections: "
+                             f"{', '.join(sorted(sections))}")
+        for name, model in sections.items():
+            value = extra.get(name, {})
+            extra[name] = value if isinstance(value, model) else model.model_validate(value)
+        return self
+
+    if TYPE_CHECKING:  # a registered section is an attribute (pydantic's extra)
+        def __getattr__(self, name: str) -> Any: ...
 
     @classmethod
     def settings_customise_sources(
@@ -139,6 +200,7 @@ class Settings(BaseSettings):
         return (
             init_settings,
             env_settings,
+            _SectionEnv(settings_cls),
             TomlConfigSettingsSource(settings_cls, toml_file=toml_file),
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from functools import cached_property
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from kgrag.config import Settings, load_settings
@@ -43,7 +44,7 @@ def _cot(p: Platform, domain: str | None) -> QAMethod:
     return ChainOfThought(p.chat_model)
 
 
-# CLI method names → factories. Other packages add theirs in `_register_packages`.
+# CLI method names → factories. Other packages add theirs (`available_methods`).
 METHODS: dict[str, MethodFactory] = {"llm": _llm, "cot": _cot}
 
 
@@ -144,17 +145,14 @@ class Platform:
             self.store.close()
 
 
-METHOD_PACKAGES = ("metakg.methods", "textrag.methods")
+METHODS_GROUP = "kgrag.methods"
 
 
 def _registered(attr: str) -> Iterator[Any]:
-    """`attr` of every installed method package (a package not installed is skipped)."""
-    for module in METHOD_PACKAGES:
-        try:
-            yield getattr(__import__(module, fromlist=[attr]), attr)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
+    """`attr` of every installed method package: the modules that the entry points of the
+    group `kgrag.methods` name (pyproject.toml: `metakg = "metakg.methods"`), by name."""
+    for ep in sorted(entry_points(group=METHODS_GROUP), key=lambda ep: ep.name):
+        yield getattr(ep.load(), attr)
 
 
 def available_methods() -> dict[str, MethodFactory]:

@@ -4,8 +4,9 @@
     kgrag corpus stats [--domain medical]
     kgrag corpus bench [--queries 100] [--load-sample 1000]
     kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
+    kgrag bench seakr [--runs 3] [--k 20]
 
-The root CLI adds these groups with `register(app)`.
+The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry point.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+
+from kgrag.commands import console, group, platform_for
 
 if TYPE_CHECKING:
     from textrag.corpora import CorpusSpec
@@ -25,13 +27,23 @@ corpus_app = typer.Typer(no_args_is_help=True,
                          help="Load and inspect the passage corpus of the text methods.")
 calibrate_app = typer.Typer(no_args_is_help=True,
                             help="Calibrate method thresholds for the configured model.")
-console = Console()
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `corpus` and `calibrate` command groups to the root `kgrag` app."""
+    """Add the `corpus` and `calibrate` command groups and `bench seakr` to the root
+    `kgrag` app."""
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(calibrate_app, name="calibrate")
+    group(app, "bench").command("seakr")(bench_seakr)
+
+
+def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int = 3,
+                k: int = 20, sequential: Annotated[bool, typer.Option(
+                    help="Also time the k samples as k separate calls.")] = False) -> None:
+    """One SeaKR uncertainty estimate (k batched samples) against one greedy step."""
+    from textrag.seakr.bench import bench_seakr as run
+
+    run(platform_for(model), console, runs, k, sequential)
 
 
 DomainOption = Annotated[str | None, typer.Option(
@@ -180,10 +192,9 @@ def calibrate_seakr(
     """Fit SeaKR's retrieval threshold δ for a model and save it where SeaKR reads it."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from kgrag.cli import _platform
     from textrag.seakr.calibrate import calibrate_platform, calibration_path
 
-    p = _platform(model)
+    p = platform_for(model)
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"SeaKR calibration on {p.settings.model.chat}", total=n)

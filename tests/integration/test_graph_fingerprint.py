@@ -87,7 +87,7 @@ def test_graph_drop_removes_one_domain_only(platform, test_domain, monkeypatch) 
     other = f"{test_domain}-other"
     _write(platform.store, test_domain, FACTS)
     _write(platform.store, other, FACTS[:1])
-    monkeypatch.setattr("kgrag.cli.Platform", lambda *a, **k: platform)
+    monkeypatch.setattr("kg_builder.cli.Platform", lambda *a, **k: platform)
     try:
         refused = CliRunner().invoke(app, ["graph", "drop", "--domain", test_domain],
                                      input="n\n")

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from kgrag.cli import _stop_on_sigterm
+from kg_builder.cli import _stop_on_sigterm
 
 
 def test_sigterm_raises_keyboard_interrupt() -> None:

@@ -2,8 +2,7 @@
 
 1. start the managed Neo4j (unless NEO4J_URI is set) and apply the schema;
 2. fetch the default chat model (sha256-checked);
-3. load the committed demo graph exports (`data/graphs/*.jsonl.gz`), if the graph
-   import of kg_builder is available;
+3. load the committed demo graph exports (`data/graphs/*.jsonl.gz`);
 4. answer example questions with every available method that can run here;
 5. start the Streamlit app (unless `--no-app` / DEMO_APP=0) and print the URLs.
 """
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kg_builder.graph_io import import_graph
 from kgrag.platform import Platform, available_methods
 from kgrag.types import Choice, Passage, Question
 
@@ -93,11 +93,6 @@ def _load_graphs(p: Platform, console: Console) -> set[str]:
     if not exports:
         console.print("No graph exports are committed yet (kg_builder, issue 3): KG methods "
                       "are skipped in this demo.")
-        return set()
-    try:
-        from kg_builder.graph_io import import_graph
-    except ModuleNotFoundError:
-        console.print("kg_builder's graph import is not available yet: KG methods are skipped.")
         return set()
     loaded = set()
     start = time.perf_counter()
