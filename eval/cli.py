@@ -212,8 +212,9 @@ def evidence(
     """Gather each KG method's evidence for every question without generating answers:
     how often the answer's words are in it, under every ablation or parameter value
     (one concept extraction per question, kept for later runs)."""
-    from eval.evidence import run_evidence, table
-    from eval.evidence import score_only as rescore
+    from eval.evidence import run_evidence
+    from eval.evidence_summary import score_only as rescore
+    from eval.evidence_summary import table
 
     if score_only:
         summaries = rescore(out)

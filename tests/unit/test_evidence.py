@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.evidence import comparisons, read_rows, run_evidence, score_only, summarise
+from eval.evidence import run_evidence
+from eval.evidence_summary import comparisons, read_rows, score_only, summarise
 from kgrag.config import Settings
 from kgrag.errors import KgragError
 from kgrag.method import QAMethod, Trace
@@ -190,7 +191,7 @@ def test_methods_without_llm_free_retrieval_and_changed_defaults_are_refused(
 
 
 def test_choice_texts_are_matched_as_whole_words() -> None:
-    from eval.evidence import gold_and_wrong, mentions
+    from eval.evidence_summary import gold_and_wrong, mentions
 
     q = Question(id="q", text="?", choices=[Choice(label="A", text="The art"),
                                             Choice(label="B", text="cart")], answers=["A"])
@@ -201,7 +202,7 @@ def test_choice_texts_are_matched_as_whole_words() -> None:
 
 
 def test_the_favoured_option_is_the_one_whose_words_the_evidence_covers_best() -> None:
-    from eval.evidence import favoured_option
+    from eval.evidence_summary import favoured_option
 
     q = Question(id="q", text="?", answers=["B"], choices=[
         Choice(label="A", text="a forest"), Choice(label="B", text="a den in the hills"),
