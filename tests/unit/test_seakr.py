@@ -15,7 +15,7 @@ import pytest
 from app import render_text
 from kgrag.errors import KgragError, ModelError
 from kgrag.llm.base import Capabilities
-from kgrag.llm.eos_states import EosStateCache
+from kgrag.llm.eos_cache import EosStateCache
 from kgrag.platform import Platform
 from kgrag.types import Passage, Question
 from tests.doubles.scripted import ScriptedModel

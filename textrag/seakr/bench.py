@@ -69,7 +69,7 @@ def _timed(call: Callable[[], T]) -> tuple[T, Timing]:
 def bench_seakr(p: Platform, console: Console, runs: int = 3, k: int = 20,
                 sequential: bool = False) -> SeakrBench:
     """Time the greedy step and the step with U(c) `runs` times each and print both."""
-    from kgrag.llm.eos_states import EosStateCache
+    from kgrag.llm.eos_cache import EosStateCache
     from kgrag.llm.llama import LlamaCppModel
 
     model = p.chat_model

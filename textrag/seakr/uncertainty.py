@@ -40,7 +40,7 @@ from kgrag.errors import ModelError
 from kgrag.llm.base import ChatModel, GenerationParams, Message
 
 if TYPE_CHECKING:
-    from kgrag.llm.eos_states import EosSample, EosStateCache
+    from kgrag.llm.eos_cache import EosSample, EosStateCache
     from kgrag.llm.llama import LlamaCppModel
 
 
@@ -141,7 +141,7 @@ class LlamaSeakrEngine:
 
     def __init__(self, model: LlamaCppModel, config: UncertaintyConfig | None = None,
                  cache: EosStateCache | None = None, prefix: str | None = None) -> None:
-        from kgrag.llm.eos_states import EosStateCache, PrefixState
+        from kgrag.llm.eos_cache import EosStateCache, PrefixState
 
         self.model = model
         self.prefix = prefix  # a prompt start shared by most calls (the exemplars)
