@@ -1,3 +1,4 @@
+# Over 400 lines: a run's identity and the resumable loop that checks it are one contract.
 """The evaluation runner: every method answers the same questions into one run directory.
 
     <run dir>/config.json        resolved settings, git revision, model sha256, digests of

@@ -1,3 +1,4 @@
+# Over 400 lines: every metric of metrics.json comes from one pass over the predictions.
 """Scoring: a separate pass over predictions.jsonl that writes metrics.json.
 
 Per method: multiple choice → Correct / Wrong / Fail (no parsable option); short answers →

@@ -1,3 +1,4 @@
+# Over 400 lines: prompt, parse, retry and accounting share the extractor's state.
 """The LLM triple extractor: chunks → typed, normalised, provenance-carrying triples.
 
 Short records can be batched several to a prompt (`batch_size`, default 1), numbered

@@ -1,3 +1,4 @@
+# Over 400 lines: writer, export and import share one row format and vector encoding.
 """Writing a domain graph to Neo4j, and moving it in and out as compressed JSONL.
 
 All writes are `UNWIND $rows` batches (`cypher/kg/*.cypher`): `CREATE` statements while

@@ -1,3 +1,4 @@
+# Over 400 lines: resume, replay, retraction and accounting share one job state.
 """Resumable, idempotent graph-construction jobs (`kgrag build`).
 
 A job is identified by what determines its output: domain, sources, record limit, model

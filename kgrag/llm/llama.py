@@ -1,3 +1,4 @@
+# Over 400 lines: the one module that imports llama_cpp (the seam keeps it in one place).
 """In-process llama.cpp backend: the only module that imports `llama_cpp`.
 
 Offers chat with JSON-schema constrained output, token log-probabilities, n samples
