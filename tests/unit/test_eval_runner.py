@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -391,37 +392,59 @@ def _prompts(monkeypatch: pytest.MonkeyPatch, files: list[tuple[str, bytes]]) ->
     monkeypatch.setattr("eval.runner._working_prompts", lambda: list(files))
 
 
+@pytest.fixture()
+def fox(tmp_path: Path) -> Path:
+    """Two short questions over the in-memory fox graph (`tests.unit.test_sweep`)."""
+    from tests.unit.test_metakg_methods import QTEXT
+
+    path = tmp_path / "fox.jsonl"
+    path.write_text("".join(json.dumps({"id": f"fox{i}", "question": QTEXT, "answer": ["den"]})
+                            + "\n" for i in range(2)))
+    return path
+
+
+def fox_platform(tmp: Path, method: str) -> Any:
+    """The real MetaKGRAG (or the text `llm` beside it) over the in-memory fox graph,
+    scripted for the two `fox` questions: the KG package's prompts guard a real KG run."""
+    from tests.unit.test_sweep import RIGHT, MetaKGPlatform, per_question
+
+    return MetaKGPlatform(tmp, per_question(RIGHT, RIGHT) if method == "metakgrag"
+                          else [RIGHT] * 2)
+
+
 def test_prompts_are_compared_only_for_packages_that_answered_in_both(
-        tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, fox: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "run"
     _prompts(monkeypatch, PROMPTS)
-    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+    run_eval(fox_platform(tmp_path, "llm"), str(fox), ["llm"], n=2, out=out, domain="woods",  # type: ignore[arg-type]
              progress=False)
     # a new KG prompt does not lock the run of the baselines...
     _prompts(monkeypatch, [*PROMPTS, ("metakg/prompts/answer_short.txt", b"new")])
-    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2, out=out,  # type: ignore[arg-type]
-             progress=False)
+    run_eval(fox_platform(tmp_path, "metakgrag"), str(fox), ["metakgrag"], n=2,  # type: ignore[arg-type]
+             out=out, domain="woods", progress=False)
+    kg = [ln.prediction for ln in read_run(out)[1] if ln.prediction.method == "metakgrag"]
+    assert len(kg) == 2 and all(any(s.stage == "refine" for s in p.trace) for p in kg)
     recorded = json.loads((out / "config.json").read_text())["prompt_digests"]
     assert sorted(recorded) == ["kgrag", "metakg"]
     # ...but a changed KG prompt refuses the KG method, and a changed baseline prompt the
     # baseline, even in a session that runs only the other package's methods
     _prompts(monkeypatch, [PROMPTS[0], ("metakg/prompts/answer_mcq.txt", b"edited")])
     with pytest.raises(KgragError, match="prompt_digests"):
-        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
-                 out=out, progress=False)
+        run_eval(fox_platform(tmp_path, "metakgrag"), str(fox), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, domain="woods", progress=False)
     _prompts(monkeypatch, [("kgrag/prompts/llm_mcq.txt", b"edited"), PROMPTS[1]])
     with pytest.raises(KgragError, match="prompt_digests"):
-        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+        run_eval(fox_platform(tmp_path, "llm"), str(fox), ["llm"], n=2, out=out, domain="woods",  # type: ignore[arg-type]
                  progress=False)
 
 
 @pytest.mark.parametrize("git_reproduces", [True, False])
 def test_a_run_from_before_package_digests_is_checked_against_git(
-        tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch, caplog,
+        tmp_path: Path, fox: Path, monkeypatch: pytest.MonkeyPatch, caplog,
         git_reproduces: bool) -> None:
     out = tmp_path / "run"
     _prompts(monkeypatch, PROMPTS)
-    run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=2, out=out,  # type: ignore[arg-type]
+    run_eval(fox_platform(tmp_path, "llm"), str(fox), ["llm"], n=2, out=out, domain="woods",  # type: ignore[arg-type]
              progress=False)
     config = json.loads((out / "config.json").read_text())
     del config["prompt_digests"]  # as written before kgrag recorded them
@@ -430,19 +453,19 @@ def test_a_run_from_before_package_digests_is_checked_against_git(
     monkeypatch.setattr("eval.runner.prompts_at_revision", lambda rev: list(at_revision))
     _prompts(monkeypatch, [*PROMPTS, ("metakg/prompts/answer_short.txt", b"new")])
     if git_reproduces:  # the baselines' prompts are the same: the KG method may add its run
-        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
-                 out=out, progress=False)
+        run_eval(fox_platform(tmp_path, "metakgrag"), str(fox), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, domain="woods", progress=False)
         assert sorted(json.loads((out / "config.json").read_text())["prompt_digests"]) == [
             "kgrag", "metakg"]
     else:  # unknown per package: every prompt must be unchanged, and one was added
         with caplog.at_level("WARNING", logger="eval.runner"), pytest.raises(
                 KgragError, match="different configuration"):
-            run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
-                     out=out, progress=False)
+            run_eval(fox_platform(tmp_path, "metakgrag"), str(fox), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                     out=out, domain="woods", progress=False)
         assert "predates per-package prompt digests" in caplog.text
         _prompts(monkeypatch, PROMPTS)  # unchanged prompts: accepted, per package from now on
-        run_eval(FakePlatform(["B"] * 4, tmp_path), str(dataset), ["metakgrag"], n=2,  # type: ignore[arg-type]
-                 out=out, progress=False)
+        run_eval(fox_platform(tmp_path, "metakgrag"), str(fox), ["metakgrag"], n=2,  # type: ignore[arg-type]
+                 out=out, domain="woods", progress=False)
         assert sorted(json.loads((out / "config.json").read_text())["prompt_digests"]) == [
             "*", "kgrag", "metakg"]
 

@@ -1,5 +1,6 @@
-"""`kgrag sweep` with scripted models: parameter validation, one resumable run per value
-with that value in its recorded MetaKGConfig, scoring and the sensitivity plot."""
+"""`kgrag sweep` with scripted models and the real MetaKGRAG over the in-memory fox graph:
+parameter validation, one resumable run per value with that value in its recorded
+MetaKGConfig, scoring and the sensitivity plot."""
 
 from __future__ import annotations
 
@@ -17,43 +18,65 @@ from kgrag.errors import KgragError
 from metakg.config import MetaKGConfig
 from metakg.methods import MetaKGRAG
 from metakg.trace import RefinementView
-from tests.conftest import FixedGraphStore, write_questions
+from tests.conftest import FixedGraphStore
 from tests.doubles.memory import MemoryBackend
 from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_eval_runner import GeneratingLLM
 from tests.unit.test_metakg_methods import CONCEPTS_BOTH, KEYS, QTEXT, TRIPLES, TableEmbedder
 
-QUESTIONS = [
-    {"id": f"q{i}", "question": {"stem": f"Question {i}?",
-                                 "choices": [{"label": L, "text": f"opt {L}"} for L in "ABC"]},
-     "answerKey": "B"} for i in range(3)
-]
+RIGHT, WRONG = "So the answer is: den.", "So the answer is: forest."
+# The fox question three times (the in-memory graph's embedder knows only its texts).
+FOX = [{"id": f"fox{i}", "question": QTEXT, "answer": ["den"]} for i in range(3)]
 
 
-class SweepPlatform:
-    """Settings plus a method factory whose scripted replies depend on the MetaKGConfig
-    the factory sees, so a test can tell which value each run was made with."""
+class MetaKGPlatform:
+    """The real MetaKGRAG over the in-memory fox graph (`tests.unit.test_metakg_methods`),
+    built from the current settings as the real factory builds it: a swept value reaches
+    the method, not a renamed stand-in. `scripts` by τ_coverage give each swept value a
+    scripted model of its own, so a test can tell which value each run was made with;
+    otherwise every method shares `replies`. `llm` is the text baseline beside it."""
 
-    def __init__(self, tmp: Path, scripts: dict[float, list[str]]) -> None:
-        self.settings = Settings(home=tmp / "home", data_dir=tmp)
+    def __init__(self, tmp: Path, replies: list[str] | None = None,
+                 scripts: dict[float, list[str]] | None = None) -> None:
+        self.settings = Settings(home=tmp / "home", data_dir=tmp,
+                                 metakg=MetaKGConfig(n_starts=1))
+        self.store = FixedGraphStore()  # the runner fingerprints the graph metakgrag reads
+        self.model = ScriptedModel(replies or [])
         self.scripts = scripts
         self.built: list[float] = []
-        self.store = FixedGraphStore()  # the runner fingerprints the graph metakgrag reads
+        self.models: list[ScriptedModel] = [self.model]
 
-    def method(self, name: str, domain: str | None) -> LLMOnly:
-        tau = self.settings.metakg.tau_coverage
-        self.built.append(tau)
-        m = GeneratingLLM(ScriptedModel(self.scripts.pop(tau, [])))
-        m.name = name  # type: ignore[misc]
-        return m
+    def method(self, name: str, domain: str | None) -> MetaKGRAG | LLMOnly:
+        cfg = self.settings.metakg
+        self.built.append(cfg.tau_coverage)
+        model = self.model
+        if self.scripts is not None:
+            model = ScriptedModel(self.scripts.pop(cfg.tau_coverage, []))
+            self.models.append(model)
+        if name == "llm":
+            return GeneratingLLM(model)
+        assert name == "metakgrag"
+        return MetaKGRAG(model, MemoryBackend(KEYS, TRIPLES, TableEmbedder(), cfg),
+                         domain, cfg)
 
-    def replay_repeats(self) -> None:
-        """Nothing to share: every setting's method has a model of its own here."""
+    def replay_repeats(self) -> ScriptedModel:
+        return self.model
+
+    @property
+    def unused_replies(self) -> int:
+        return sum(m.remaining for m in self.models)
+
+
+def per_question(*answers: str) -> list[str]:
+    """MetaKGRAG's two calls per fox question (n_starts 1): concepts, then the answer."""
+    return [r for a in answers for r in (CONCEPTS_BOTH, a)]
 
 
 @pytest.fixture()
 def dataset(tmp_path: Path) -> Path:
-    return write_questions(tmp_path, QUESTIONS)
+    path = tmp_path / "fox.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in FOX))
+    return path
 
 
 def test_unknown_parameter_lists_the_valid_names() -> None:
@@ -81,56 +104,59 @@ def test_values_are_validated_as_the_field_type_and_range() -> None:
 def test_sweep_runs_each_value_into_its_own_resumable_run(tmp_path: Path, dataset: Path
                                                           ) -> None:
     out = tmp_path / "sweep"
-    p = SweepPlatform(tmp_path, {0.4: ["A", "A", "B"], 0.6: ["B", "B", "B"]})
-    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+    p = MetaKGPlatform(tmp_path, scripts={0.4: per_question(WRONG, WRONG, RIGHT),
+                                          0.6: per_question(RIGHT, RIGHT, RIGHT)})
+    run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
               param="tau_coverage", values=[0.4, 0.6], n=None, out=out, progress=False)
-    assert p.built == [0.4, 0.6] and p.scripts == {}  # every scripted reply was used
+    assert p.built == [0.4, 0.6] and p.scripts == {} and p.unused_replies == 0
     assert p.settings.metakg.tau_coverage == 0.6  # the default is restored afterwards
     for tau in (0.4, 0.6):
         config, lines = read_run(value_dir(out, "tau_coverage", tau))
         assert config.settings["metakg"]["tau_coverage"] == tau
         assert {ln.prediction.method for ln in lines} == {"metakgrag"}
+        assert all(any(s.stage == "refine" for s in ln.prediction.trace) for ln in lines)
     assert read_manifest(out).values == [0.4, 0.6]
     points = score_sweep(out)
-    assert [(pt.value, pt.metric, pt.n) for pt in points] == [(0.4, "accuracy", 3),
-                                                               (0.6, "accuracy", 3)]
+    metric = points[0].metric
+    assert [(pt.value, pt.metric, pt.n) for pt in points] == [(0.4, metric, 3), (0.6, metric, 3)]
     assert points[0].score.mean == pytest.approx(1 / 3) and points[1].score.mean == 1.0
     img = plot_sensitivity("tau_coverage", {"csqa metakgrag": points}, tmp_path / "s.png")
     assert img is not None and img.stat().st_size > 0
     # Rerunning resumes: nothing is asked again (the scripts are empty now), and a new
     # value is added to the same sweep.
-    p.scripts = {0.8: ["C", "C", "C"]}
-    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+    p.scripts = {0.8: per_question(WRONG, WRONG, WRONG)}
+    run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
               param="tau_coverage", values=[0.4, 0.6, 0.8], n=None, out=out, progress=False)
-    assert p.scripts == {} and read_manifest(out).values == [0.4, 0.6, 0.8]
+    assert p.scripts == {} and p.unused_replies == 0
+    assert read_manifest(out).values == [0.4, 0.6, 0.8]
     assert [pt.score.mean for pt in score_sweep(out)][2] == 0.0
 
 
 def test_value_directory_of_another_metakg_config_is_refused(tmp_path: Path, dataset: Path
                                                              ) -> None:
     out = tmp_path / "sweep"
-    p = SweepPlatform(tmp_path, {0.4: ["B"] * 3})
-    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+    p = MetaKGPlatform(tmp_path, scripts={0.4: per_question(RIGHT, RIGHT, RIGHT)})
+    run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
               param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
     p.settings.metakg = p.settings.metakg.model_copy(update={"delta": 0.3})
     with pytest.raises(KgragError, match="another MetaKGConfig: delta now 0.3, there 0.2"):
-        run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+        run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
                   param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
 
 
 def test_sweep_refuses_other_sweeps_and_methods_without_metakg_config(
         tmp_path: Path, dataset: Path) -> None:
-    p = SweepPlatform(tmp_path, {})
+    p = MetaKGPlatform(tmp_path, scripts={})
     with pytest.raises(KgragError, match="does not read MetaKGConfig") as e:
         run_sweep(p, dataset=str(dataset), method="llm",  # type: ignore[arg-type]
                   param="tau_coverage", values=[0.4], n=None, out=tmp_path / "s")
     assert "metakgrag" in e.value.hint
     out = tmp_path / "sweep"
-    p = SweepPlatform(tmp_path, {0.4: ["B"] * 3})
-    run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+    p = MetaKGPlatform(tmp_path, scripts={0.4: per_question(RIGHT, RIGHT, RIGHT)})
+    run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
               param="tau_coverage", values=[0.4], n=None, out=out, progress=False)
     with pytest.raises(KgragError, match="another sweep"):
-        run_sweep(p, dataset=str(dataset), method="metakgrag",  # type: ignore[arg-type]
+        run_sweep(p, dataset=str(dataset), method="metakgrag", domain="woods",  # type: ignore[arg-type]
                   param="delta", values=[0.1], n=None, out=out, progress=False)
 
 
@@ -146,34 +172,13 @@ def test_cli_sweep_rejects_a_bad_parameter_before_any_work(tmp_path: Path) -> No
     assert "n_max" in result.exception.hint and not (tmp_path / "s").exists()
 
 
-class MetaKGPlatform:
-    """The real MetaKGRAG over the in-memory test graph (`tests.unit.test_metakg_methods`),
-    built from the current settings as the real factory builds it: a swept value reaches
-    the method, not a renamed stand-in."""
-
-    def __init__(self, tmp: Path, replies: list[str]) -> None:
-        self.settings = Settings(home=tmp / "home", data_dir=tmp,
-                                 metakg=MetaKGConfig(n_starts=1))
-        self.store = FixedGraphStore()
-        self.model = ScriptedModel(replies)
-
-    def method(self, name: str, domain: str | None) -> MetaKGRAG:
-        assert name == "metakgrag"
-        cfg = self.settings.metakg
-        return MetaKGRAG(self.model, MemoryBackend(KEYS, TRIPLES, TableEmbedder(), cfg),
-                         domain, cfg)
-
-    def replay_repeats(self) -> ScriptedModel:
-        return self.model
-
-
 def test_a_swept_tau_coverage_changes_what_metakgrag_does(tmp_path: Path) -> None:
     """The fox graph: the concept "forest" is covered at .2 by the initial path. With
     τ_coverage .1 it counts as covered, so the first cycle acts on relevance only; with
     the paper's .6 it is missing, and the cycle pivots for completeness."""
     data = tmp_path / "fox.jsonl"
     data.write_text(json.dumps({"question": QTEXT, "answer": ["den"]}) + "\n")
-    p = MetaKGPlatform(tmp_path, [CONCEPTS_BOTH, "So the answer is: den."] * 2)
+    p = MetaKGPlatform(tmp_path, per_question(RIGHT, RIGHT))
     out = tmp_path / "sweep"
     run_sweep(p, dataset=str(data), method="metakgrag", domain="woods",  # type: ignore[arg-type]
               param="tau_coverage", values=[0.1, 0.6], n=None, out=out, progress=False)
