@@ -180,6 +180,15 @@ class ExtractionResult:
         self.cooccurrences.update(other.cooccurrences)
         self.skipped.update(other.skipped)
 
+    @classmethod
+    def collect(cls, parts: Iterable[tuple[list[Chunk], ExtractionResult]]
+                ) -> ExtractionResult:
+        """One result of an extractor's `stream` of (batch, result) pairs."""
+        result = cls()
+        for _, part in parts:
+            result.add(part)
+        return result
+
     def all_cooccurrences(self) -> Iterator[CoOccurrence]:
         for pairs in self.cooccurrences.values():
             yield from pairs
@@ -246,10 +255,7 @@ class TripleExtractor:
     # ------------------------------------------------------------------ extraction
     def extract(self, chunks: Iterable[Chunk]) -> ExtractionResult:
         """All chunks (use `stream` to handle each batch as it is done)."""
-        result = ExtractionResult()
-        for _, part in self.stream(chunks):
-            result.add(part)
-        return result
+        return ExtractionResult.collect(self.stream(chunks))
 
     def stream(self, chunks: Iterable[Chunk], on_reply: Callable[[int], None] | None = None
                ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:

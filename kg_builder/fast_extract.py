@@ -194,10 +194,7 @@ class FastExtractor:
         return f"spacy-rules-{RULES_VERSION}"
 
     def extract(self, chunks: Iterable[Chunk]) -> ExtractionResult:
-        result = ExtractionResult()
-        for _, part in self.stream(chunks):
-            result.add(part)
-        return result
+        return ExtractionResult.collect(self.stream(chunks))
 
     def stream(self, chunks: Iterable[Chunk], on_reply: Callable[[int], None] | None = None
                ) -> Iterator[tuple[list[Chunk], ExtractionResult]]:
