@@ -53,3 +53,23 @@ def test_unknown_setting_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("KGRAG_CONFIG", str(cfg))
     with pytest.raises(ValueError, match="chatt"):
         load_settings()
+
+
+def test_a_registered_section_reads_toml_and_env_and_refuses_typos(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """metakg's [metakg] section comes through the kgrag.settings entry point, not
+    kgrag/config.py: the same keys and variables as when kgrag declared it."""
+    cfg = tmp_path / "kgrag.toml"
+    cfg.write_text("[metakg]\ntau_coverage = 0.65\nn_max = 2\n")
+    monkeypatch.setenv("KGRAG_CONFIG", str(cfg))
+    monkeypatch.setenv("KGRAG_METAKG__N_MAX", "5")
+    monkeypatch.setenv("KGRAG_METAKG__ABLATION__CYCLE", "false")
+    s = load_settings()
+    assert (s.metakg.tau_coverage, s.metakg.n_max, s.metakg.ablation.cycle) == (0.65, 5, False)
+    assert load_settings(metakg={"delta": 0.3}).metakg.delta == 0.3
+    cfg.write_text("[metakg]\ntau_coverag = 0.65\n")
+    with pytest.raises(ValueError, match="tau_coverag"):
+        load_settings()
+    cfg.write_text("[metakgg]\nn_max = 2\n")
+    with pytest.raises(ValueError, match="unknown settings metakgg"):
+        load_settings()
