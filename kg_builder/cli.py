@@ -30,6 +30,7 @@ def register(app: typer.Typer) -> None:
     graph = group(app, "graph")
     for name, command in (("export", graph_export), ("import", graph_import),
                           ("drop", graph_drop), ("resolve", graph_resolve),
+                          ("embed", graph_embed),
                           ("wordnet", graph_wordnet), ("stats", graph_stats)):
         graph.command(name)(command)
     bench = group(app, "bench")
@@ -146,6 +147,10 @@ def build(
     resolve: Annotated[bool, typer.Option(help="Resolve entities when the build ends "
                                                "(--no-resolve: later, `kgrag graph resolve`)."
                                           )] = True,
+    embed: Annotated[bool, typer.Option(
+        "--embed/--defer-embeddings",
+        help="Store entity vectors while building (default), or later with `kgrag graph "
+             "embed` (much faster big builds; needs --no-resolve).")] = True,
     model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
     parallel: Annotated[int | None, typer.Option(
         min=1, max=16, help="Records decoded together (llama.cpp sequences, or requests "
@@ -166,6 +171,11 @@ def build(
                          "--domain commonsense --limit 200`; `kgrag build --status` lists jobs")
     if extractor not in ("llm", "fast"):
         raise KgragError(f"unknown --extractor {extractor!r}", hint="use llm or fast")
+    if not embed and resolve:
+        raise KgragError("--defer-embeddings needs --no-resolve: resolution compares the "
+                         "entities' vectors", hint=f"build with --defer-embeddings --no-resolve"
+                         f", then `kgrag graph embed --domain {domain}` and `kgrag graph "
+                         f"resolve --domain {domain}`")
     plan = plan_build(p, domain, source, limit, only=only or ())
     console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
@@ -180,7 +190,7 @@ def build(
             fast = FastExtractor.load(domain, FastConfig(n_process=workers))
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
-                   resolve=resolve, extractor=fast)
+                   resolve=resolve, extractor=fast, embed=embed)
     _stop_on_sigterm()  # `kill` (and a background job, where Ctrl-C is ignored) stops cleanly
     try:
         record = job.run()
@@ -291,6 +301,19 @@ def graph_drop(
                   f"again; `kgrag build --domain {domain}` re-sends the extractions its job "
                   "saved locally and extracts the rest again.",
                   soft_wrap=True)
+
+
+def graph_embed(domain: Annotated[str, typer.Option(help="Domain to embed.")]) -> None:
+    """Store vectors for the domain's entities that have none (after `kgrag build
+    --defer-embeddings`, or an import without vectors). Resumable: stop it any time."""
+    from kg_builder.graph_io import GraphWriter, WriteReport
+
+    p = Platform()
+    report = WriteReport(domain)
+    GraphWriter(p.store, None, domain, embedder_factory=lambda: p.embedder).embed_missing(
+        report, progress=True)
+    console.print(f"{domain}: embedded {report.embedded:,} entities "
+                  f"({report.stage_seconds.get('embed', 0.0):.0f} s computing vectors)")
 
 
 def graph_resolve(domain: Annotated[str, typer.Option(help="Domain to resolve.")]) -> None:

@@ -105,9 +105,12 @@ class GraphWriter:
     def __init__(self, store: GraphStore, embedder: Embedder | None, domain: str,
                  batch_size: int = 5000, *,
                  embedder_factory: Callable[[], Embedder] | None = None,
-                 workers: int = WORKERS) -> None:
+                 workers: int = WORKERS, embed: bool = True) -> None:
         self.store, self.embedder, self.domain = store, embedder, domain
         self.embedder_factory = embedder_factory
+        # embed=False: new entities keep :Unembedded; `kgrag graph embed` stores their
+        # vectors later in one pass (a big build spends most of its time embedding names).
+        self.embed = embed
         self.batch_size = batch_size
         self.workers = max(1, workers)
         store.run("kg/merge_domain", {"domain": domain})
@@ -155,7 +158,9 @@ class GraphWriter:
             self._create(docs, ents, facts, report)
         else:
             self._merge(chunks, ents, facts, report)
-        self.embed_missing(report, {e["key"]: e["emb"] for e in ents if e.get("emb") is not None})
+        if self.embed:
+            self.embed_missing(report,
+                               {e["key"]: e["emb"] for e in ents if e.get("emb") is not None})
 
     def _create(self, docs: list[dict[str, Any]], ents: list[dict[str, Any]],
                 facts: list[dict[str, Any]], report: WriteReport) -> None:
@@ -190,9 +195,11 @@ class GraphWriter:
         self._send("kg/merge_mentions", mentions(facts), report, max(1, self.batch_size // 10))
 
     def embed_missing(self, report: WriteReport,
-                      given: Mapping[str, str | Sequence[float]] | None = None) -> None:
+                      given: Mapping[str, str | Sequence[float]] | None = None,
+                      progress: bool = False) -> None:
         """Store vectors for entities that have none yet: from `given` (key → vector or
-        base64 float16 text), else computed from their names."""
+        base64 float16 text), else computed from their names. Resumable: what is stored
+        stays stored (`progress`: a bar over the names to embed)."""
         missing = self.store.read("kg/entities_missing_embedding", {"domain": self.domain})
         given = given or {}
         self._send("kg/set_entity_embeddings",
@@ -207,6 +214,8 @@ class GraphWriter:
             raise KgragError(f"{len(rest)} entities of {self.domain} need embeddings "
                              "but no embedder was given")
         self.embedder = embedder
+        bar = tqdm(total=len(rest), unit="name", desc=f"embed {self.domain}",
+                   disable=not progress, dynamic_ncols=True)
         for start in range(0, len(rest), self.batch_size):
             part = rest[start : start + self.batch_size]
             began = time.perf_counter()
@@ -217,6 +226,8 @@ class GraphWriter:
                        ({"key": m["key"], "embedding": v.tolist()}
                         for m, v in zip(part, vecs, strict=True)), report, VECTOR_BATCH,
                        parallel=True)
+            bar.update(len(part))
+        bar.close()
 
 
 # ---------------------------------------------------------------------- export / import

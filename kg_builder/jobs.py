@@ -159,7 +159,7 @@ class BuildJob:
                  source_names: Sequence[str], *, limit: int | None = None,
                  config: ExtractConfig | None = None, load_skipped: int = 0,
                  command: str = "", resolve: bool = True,
-                 extractor: Extractor | None = None) -> None:
+                 extractor: Extractor | None = None, embed: bool = True) -> None:
         self.p = platform
         self.resolve = resolve
         self.domain = domain
@@ -184,7 +184,7 @@ class BuildJob:
             git_revision=_git_revision(), started=_now(),
             records_total=len({c.document_id for c in self.chunks}),
             load_skipped_lines=load_skipped)
-        self.writer = GraphWriter(platform.store, platform.embedder, domain)
+        self.writer = GraphWriter(platform.store, platform.embedder, domain, embed=embed)
         self.key_map = merged_key_map(platform.store, domain)  # earlier resolutions
 
     @property

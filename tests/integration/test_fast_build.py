@@ -132,3 +132,24 @@ def test_fast_and_llm_jobs_have_different_ids(platform, test_domain, tmp_path, n
     llm = job_id(test_domain, ["src.jsonl"], "qwen2.5-coder-1.5b",
                  fast.record.prompt_hash, fast.extractor.config)
     assert fast.record.id != llm and fast.record.model.startswith("en_core_web_sm")
+
+
+def test_deferred_embeddings_are_stored_later(platform, test_domain, tmp_path, nlp) -> None:
+    """`kgrag build --defer-embeddings`: entities are written without vectors, and
+    `GraphWriter.embed_missing` (what `kgrag graph embed` runs) stores them afterwards."""
+    from kg_builder.graph_io import GraphWriter, WriteReport
+
+    ex = FastExtractor(nlp, test_domain, FastConfig(batch_size=3))
+    job = BuildJob(FastPlatform(platform, tmp_path), test_domain,  # type: ignore[arg-type]
+                   _chunks(test_domain), ["src.jsonl"], extractor=ex, embed=False,
+                   resolve=False)
+    job.run(progress=False)
+    stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    assert stats["entities"] > 0 and stats["without_embedding"] == stats["entities"]
+    report = WriteReport(test_domain)
+    GraphWriter(platform.store, HashEmbedder(), test_domain).embed_missing(report)
+    assert report.embedded == stats["entities"]
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["without_embedding"] == 0
+    again = WriteReport(test_domain)
+    GraphWriter(platform.store, HashEmbedder(), test_domain).embed_missing(again)
+    assert again.embedded == 0  # resumable: nothing left to do
