@@ -204,7 +204,7 @@ class BuildJob:
     def _run(self, progress: bool) -> JobRecord:
         stored = self._stored_texts()
         changed = {c.id for c in self.chunks if c.id in stored and stored[c.id] != c.text}
-        done = self._replay_saved(changed)  # adds chunks changed since this job saved them
+        done = self._replay_saved(changed, set(stored))  # adds chunks changed since saved
         self.record.records_changed = len({c.document_id for c in self.chunks
                                            if c.id in changed})
         if changed:
@@ -250,10 +250,14 @@ class BuildJob:
                                                     "ids": [c.id for c in self.chunks]})
         return {r["id"]: r["text"] for r in rows}
 
-    def _replay_saved(self, changed: set[str]) -> set[str]:
+    def _replay_saved(self, changed: set[str], stored: set[str] | None = None) -> set[str]:
         """Re-send saved batches to Neo4j (idempotent) and return the chunk ids done.
         Chunks whose source text changed since they were saved (`changed`, or a digest
-        that no longer matches) are left out: they are extracted again."""
+        that no longer matches) are left out: they are extracted again. A batch whose
+        chunks with facts the graph already holds (`stored`) is not sent again, except the
+        last one: batches are written one after another, so only the last can have been
+        cut off mid-write (an interrupt, Neo4j gone), and resuming a large job does not
+        re-send everything it wrote."""
         if not self.extractions.is_file():
             return set()
         by_id = {c.id: c for c in self.chunks}
@@ -274,7 +278,9 @@ class BuildJob:
                        if t.record_id in keep]
             pairs = [c for c in (CoOccurrence(**c) for c in entry.get("cooccurrences", ()))
                      if c.record_id in keep]
-            self._write_rows(batch, triples, WriteReport(self.domain), pairs)
+            written = {t.record_id for t in triples} | {c.record_id for c in pairs}
+            if stored is None or n == len(lines) - 1 or not written <= stored:
+                self._write_rows(batch, triples, WriteReport(self.domain), pairs)
             done |= keep
         return done
 
