@@ -194,6 +194,11 @@ class GraphWriter:
         self._send("kg/merge_facts", facts, report)
         self._send("kg/merge_mentions", mentions(facts), report, max(1, self.batch_size // 10))
 
+    def write_cooccurs(self, rows: Sequence[dict[str, Any]], report: WriteReport) -> None:
+        """Co-occurrence edges of an export ({h, t, w, chunks}), after the entities they
+        join. They are no :REL facts, so `report.facts` does not count them."""
+        self._send("kg/import_cooccurs", rows, report)
+
     def embed_missing(self, report: WriteReport,
                       given: Mapping[str, str | Sequence[float]] | None = None,
                       progress: bool = False) -> None:
@@ -288,8 +293,10 @@ def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any
                          hint=f"build it first: kgrag build --domain {domain}")
     facts = store.read("kg/export_facts", params)
     chunks = store.read("kg/export_chunks", params)
-    head = {"type": "meta", "format": FORMAT, "domain": domain, **meta,
-            "counts": {"entities": len(entities), "facts": len(facts), "chunks": len(chunks)}}
+    cooccurs = store.read("kg/export_cooccurs", params)
+    counts = {"entities": len(entities), "facts": len(facts), "chunks": len(chunks),
+              "cooccurs": len(cooccurs)}
+    head = {"type": "meta", "format": FORMAT, "domain": domain, **meta, "counts": counts}
 
     def lines() -> Iterator[str]:
         yield json.dumps(head, ensure_ascii=False) + "\n"
@@ -302,9 +309,11 @@ def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any
             yield json.dumps({"type": "entity", **e}, ensure_ascii=False) + "\n"
         for r in facts:
             yield json.dumps({"type": "fact", **r}, ensure_ascii=False) + "\n"
+        for r in cooccurs:
+            yield json.dumps({"type": "cooccur", **r}, ensure_ascii=False) + "\n"
 
     _write_parts(path, lines(), part_bytes)
-    return {"entities": len(entities), "facts": len(facts), "chunks": len(chunks)}
+    return counts
 
 
 def part_paths(path: Path) -> list[Path]:
@@ -385,19 +394,21 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
     domain = domain or meta["domain"]
     report = WriteReport(domain)
     start = time.perf_counter()
-    rows: dict[str, list[dict[str, Any]]] = {"chunk": [], "entity": [], "fact": []}
+    rows: dict[str, list[dict[str, Any]]] = {"chunk": [], "entity": [], "fact": [],
+                                             "cooccur": []}
     total = sum(meta.get("counts", {}).values()) or None
     for n, rec in tqdm(records, total=total, unit="rec", desc=f"read {path.name}",
                        disable=None, leave=False):
         kind = rec.pop("type", None) if isinstance(rec, dict) else None
         if kind not in rows:
-            log.warning("%s: skipping line %d (not a chunk, entity or fact record)", path, n)
+            log.warning("%s: skipping line %d (not a chunk, entity, fact or cooccur record)",
+                        path, n)
             report.skipped_lines.append(n)
             continue
         rows[kind].append(rec)  # an entity's "emb" stays base64 until it is stored
     report.stage_seconds["read"] = time.perf_counter() - start
     expected = meta.get("counts") or {}
-    kinds = {"chunks": "chunk", "entities": "entity", "facts": "fact"}
+    kinds = {"chunks": "chunk", "entities": "entity", "facts": "fact", "cooccurs": "cooccur"}
     short = {k: (len(rows[kinds[k]]), n) for k, n in expected.items()
              if k in kinds and len(rows[kinds[k]]) < n}
     if short and not report.skipped_lines:
@@ -409,6 +420,7 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
     writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory,
                          workers=workers)
     writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
+    writer.write_cooccurs(rows["cooccur"], report)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -423,5 +435,5 @@ def _rename_sources(rows: dict[str, list[dict[str, Any]]], old: str, new: str) -
 
     for c in rows["chunk"]:
         c["id"], c["doc"] = rename(c["id"]), rename(c["doc"])
-    for f in rows["fact"]:
+    for f in rows["fact"] + rows["cooccur"]:
         f["chunks"] = [rename(i) for i in f["chunks"]]

@@ -68,12 +68,19 @@ def test_export_then_import_round_trips(platform, test_domain, tmp_path: Path) -
     GraphWriter(platform.store, HashEmbedder(), test_domain).write(*_rows(),
                                                                    WriteReport(test_domain))
     out = tmp_path / "g.jsonl.gz"
+    platform.store.write_batch("kg/merge_cooccurs", [  # a fast build's co-occurrence edge
+        {"h": "forest", "t": HOSTILE, "chunks": ["c1", "c2"], "ws": [1, 2]}],
+        {"domain": test_domain})
     counts = export_graph(platform.store, test_domain, out, {"model": "test"})
-    assert counts == {"entities": 3, "facts": 2, "chunks": 2}
+    assert counts == {"entities": 3, "facts": 2, "chunks": 2, "cooccurs": 1}
     platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
     report = import_graph(platform.store, None, out)  # vectors come from the file
     assert (report.entities, report.facts, report.chunks) == (3, 2, 2)
     assert report.embedded == 3
+    stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    assert (stats["relations"], stats["co_occurrences"]) == (2, 1)  # counted apart
+    edge = platform.store.read("kg/export_cooccurs", {"domain": test_domain})
+    assert edge == [{"h": "forest", "t": HOSTILE, "w": 3, "chunks": ["c1", "c2"]}]
     again = import_graph(platform.store, None, out)
     assert (again.nodes_created, again.relationships_created) == (0, 0)
     facts = platform.store.read("kg/export_facts", {"domain": test_domain})
