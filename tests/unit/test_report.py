@@ -17,13 +17,34 @@ from eval.report import GROUP_ORDER, _group, write_report
 from eval.runner import RunConfig, read_run, run_eval
 from eval.scoring import per_question_scores, score_run
 from eval.sweep import run_sweep
+from kgrag.baselines import LLMOnly
+from kgrag.config import Settings
 from kgrag.errors import KgragError, ModelError
 from kgrag.platform import available_methods
 from kgrag.types import Prediction, Question
-from tests.conftest import write_questions
-from tests.doubles.scripted import ScriptExhausted
-from tests.unit.test_eval_runner import QUESTIONS, FakePlatform
-from tests.unit.test_sweep import SweepPlatform
+from tests.conftest import FixedGraphStore, write_questions
+from tests.doubles.scripted import ScriptedModel, ScriptExhausted
+from tests.unit.test_eval_runner import QUESTIONS, FakePlatform, GeneratingLLM
+
+
+class SweepPlatform:
+    """A method factory whose scripted replies depend on the swept value, so the report's
+    sensitivity curve has known points. It answers without a graph: this tests the report's
+    drawing, not MetaKGRAG (tests/unit/test_sweep.py runs the real method)."""
+
+    def __init__(self, tmp: Path, scripts: dict[float, list[str]]) -> None:
+        self.settings = Settings(home=tmp / "home", data_dir=tmp)
+        self.scripts = scripts
+        self.store = FixedGraphStore()  # the runner fingerprints the graph metakgrag reads
+
+    def method(self, name: str, domain: str | None) -> LLMOnly:
+        tau = self.settings.metakg.tau_coverage
+        m = GeneratingLLM(ScriptedModel(self.scripts.pop(tau, [])))
+        m.name = name  # type: ignore[misc]
+        return m
+
+    def replay_repeats(self) -> None:
+        """Nothing to share: every value's method has a model of its own here."""
 
 
 @pytest.fixture()
