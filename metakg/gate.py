@@ -11,9 +11,12 @@ Rules, in order (the first that applies decides):
 2. paths were searched and reach no option → closed-book (the evidence supports none);
 3. both readings choose the same option → the evidence (it changes nothing);
 4. the evidence moved the choice to an option no path reaches → closed-book;
-5. the evidence moved the choice, but the reader is less sure of its new choice than it
+5. paths reach every option, or reach the closed-book choice as well as the new one → the
+   evidence does not discriminate between the two, closed-book (`not-discriminative`; on
+   the full graphs, `kgrag graph coverage` reaches wrong options as often as right ones);
+6. the evidence moved the choice, but the reader is less sure of its new choice than it
    was of its closed-book one → closed-book;
-6. otherwise → the evidence.
+7. otherwise → the evidence.
 
 >>> d = decide({"A": 0.7, "B": 0.3}, {"A": 0.2, "B": 0.8}, frozenset({"B"}), True)
 >>> d.use_evidence, d.rule
@@ -56,6 +59,10 @@ def decide(closed: Mapping[str, float], with_evidence: Mapping[str, float],
     if supported is not None and b not in supported:
         return GateDecision(False, "unsupported-switch",
                             f"the evidence moved the choice {a}→{b}, but no path reaches {b}")
+    if supported is not None and (a in supported or supported >= set(closed)):
+        return GateDecision(False, "not-discriminative",
+                            f"the evidence moved the choice {a}→{b}, but paths reach "
+                            + ("every option" if supported >= set(closed) else f"{a} too"))
     if with_evidence[b] < closed[a]:
         return GateDecision(False, "less-sure-switch",
                             f"the evidence moved the choice {a}→{b} with p={with_evidence[b]:.2f}"

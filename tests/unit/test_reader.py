@@ -196,6 +196,12 @@ def test_the_prior_is_estimated_only_from_allowed_files(tmp_path: Path) -> None:
     ({"A": 0.6, "B": 0.4}, {"A": 0.2, "B": 0.8}, frozenset({"B"}), True, True,
      "supported-switch"),
     ({"A": 0.6, "B": 0.4}, {"A": 0.2, "B": 0.8}, None, True, True, "supported-switch"),
+    ({"A": 0.6, "B": 0.3, "C": 0.1}, {"A": 0.2, "B": 0.7, "C": 0.1}, frozenset({"A", "B"}),
+     True, False, "not-discriminative"),
+    ({"A": 0.6, "B": 0.4}, {"A": 0.1, "B": 0.9}, frozenset({"A", "B"}), True, False,
+     "not-discriminative"),
+    ({"A": 0.6, "B": 0.3, "C": 0.1}, {"A": 0.2, "B": 0.7, "C": 0.1}, frozenset({"B", "C"}),
+     True, True, "supported-switch"),
 ])
 def test_the_gate_decides_from_the_distributions_and_the_paths(
         closed: dict[str, float], evidence: dict[str, float], supported: frozenset[str] | None,
