@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from kgrag.errors import KgragError
+from kgrag.errors import DomainNotBuilt
 from kgrag.method import Answer, Trace
 from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig
@@ -112,9 +112,9 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
     domain = domain or "wikipedia"
     status = p.store.read("metakg/domain_status", {"domain": domain})[0]
     if not status["facts"]:
-        raise KgragError(f"kg-ppr needs the {domain!r} graph, which has no facts",
-                         hint="build it with `kgrag build --domain wikipedia` "
-                         "(see `kgrag graph stats --domain wikipedia`)")
+        known = [r["name"] for r in p.store.read("kg/domains")]
+        raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
+                             [k for k in known if k != domain])
     others = [open_retriever(p, "bm25"), open_retriever(p, "dense")] if fused else []
     ids = PassageIds(f"{domain}:{WIKIPEDIA_SOURCE}:")
     matcher = store_matcher(p.store, domain, spacy_tagger())
