@@ -38,6 +38,7 @@ from eval.scoring import (
     score_run,
 )
 from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
+from kg_builder.domains import PAPER_PROTOCOL_DOMAIN, PAPER_PROTOCOL_TITLE
 
 __all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
 
@@ -173,9 +174,17 @@ def _graph_note(metrics: RunMetrics) -> str:
             f"{g.chunks:,} chunks, keys `{g.digest}`")
 
 
+def heading(metrics: RunMetrics) -> str:
+    """A run's table heading; a run over the paper-protocol graph says what that graph
+    holds (issue 43: it is built from the evaluation questions and their answers)."""
+    if metrics.domain == PAPER_PROTOCOL_DOMAIN:
+        return f"{metrics.dataset}, {PAPER_PROTOCOL_TITLE} — model {metrics.model}"
+    return f"{metrics.dataset} — model {metrics.model}"
+
+
 def markdown(metrics: RunMetrics) -> str:
     """One run's section: the grouped table, metric notes, paired tests, run notes."""
-    lines = [f"## {metrics.dataset} — model {metrics.model}", "",
+    lines = [f"## {heading(metrics)}", "",
              f"Run: `{metrics.run}`" + _graph_note(metrics), ""]
     methods = list(metrics.methods.values())
     if not methods:

@@ -2,7 +2,9 @@
 
 Built-in domains read only their knowledge-source files (`kg_builder.corpora`), every
 record of every file, in file order; a build never reads an evaluation file, not even the
-concepts or contexts of its questions. `--limit N` keeps the first N records (documents).
+concepts or contexts of its questions (a `--source` named like one is refused too), and
+never writes the paper-protocol domain (`kg_builder.paper_protocol`). `--limit N` keeps
+the first N records (documents).
 
     plan = plan_build(platform, "commonsense", sources=None, limit=300)
     BuildJob(platform, plan.domain, plan.chunks, plan.source_names, limit=300).run()
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kg_builder.corpora import builtin_domains, builtin_sources
+from kg_builder.corpora import builtin_domains, builtin_sources, check_not_evaluation_file
+from kg_builder.domains import check_not_reserved
 from kg_builder.sources import Chunk, LoadReport, Source, load, user_source
 from kgrag.errors import KgragError
 
@@ -42,8 +45,11 @@ class BuildPlan:
 def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: int | None,
                *, only: Sequence[str] = ()) -> BuildPlan:
     """Chunks to extract, in a stable order; `limit` counts records (documents)."""
+    check_not_reserved(domain, "kgrag build")
     srcs: list[Source]
     if sources:
+        for path in sources:
+            check_not_evaluation_file(path)
         srcs = [user_source(path, domain) for path in sources]
     elif domain in builtin_domains():
         srcs = list(builtin_sources(domain, p.settings.data_dir))

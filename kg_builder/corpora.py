@@ -180,6 +180,28 @@ def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Sou
     return out
 
 # ------------------------------------------------------------------ what to read
+# The evaluation question files of the shared data folder (`eval.datasets.DATASETS`; a
+# unit test keeps the two lists equal). A build never reads them: not as a built-in
+# source, and not as a user's `--source` either (`check_not_evaluation_file`).
+EVALUATION_FILES = (
+    "commonsense/csqa_dev300.jsonl", "medical/medqa_us_dev300.jsonl",
+    "medical/medquad_dev300.jsonl", "legal/mmlu_professional_law_dev300.jsonl",
+    "legal/mmlu_professional_law_val.jsonl", "wikipedia/hotpotqa_dev300.jsonl",
+    "wikipedia/2wiki_dev300.jsonl", "wikipedia/nq_open_dev300.jsonl",
+)
+
+
+def check_not_evaluation_file(path: Path) -> None:
+    """Refuse an evaluation file (by its name: a copy elsewhere is refused too) as a
+    build source. The only graph built from evaluation questions is the paper-protocol
+    experiment (`kgrag graph paper-protocol`), in a domain of its own."""
+    name = path.name.lower()
+    if "dev300" in name or name in {Path(f).name for f in EVALUATION_FILES}:
+        raise KgragError(f"{path} is an evaluation file: a build never reads evaluation "
+                         "questions", hint="build from knowledge sources (the built-in "
+                         "domains) or your own documents; the paper's Appendix B protocol "
+                         "graph is built only by `kgrag graph paper-protocol --dataset csqa`")
+
 _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
     "commonsense": (("commonsense/csqa_train.jsonl", parse_csqa),),
     "medical": (("medical/medmcqa_dev.jsonl", parse_medmcqa),

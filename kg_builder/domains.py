@@ -16,6 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kgrag.errors import KgragError
+
+# The graph built from the CommonsenseQA evaluation questions with their correct answers,
+# the MetaKGRAG paper's Appendix B protocol (`kg_builder.paper_protocol`): a labelled
+# experiment in a domain of its own, never a default, never written into another way.
+PAPER_PROTOCOL_DOMAIN = "csqa-dev300-paper-protocol"
+PAPER_PROTOCOL_TITLE = "graph built from the evaluation answers (paper's Appendix B protocol)"
+
 
 @dataclass(frozen=True)
 class RelationKind:
@@ -78,3 +86,16 @@ def domain_spec(domain: str) -> DomainSpec:
     if domain == "commonsense" or domain in _EXTRA_KINDS:
         return DomainSpec(domain, f"extract_{domain}", BASE_KINDS + _EXTRA_KINDS.get(domain, ()))
     return DomainSpec(domain, "extract_generic", BASE_KINDS)
+
+
+def check_not_reserved(domain: str, action: str) -> None:
+    """Refuse `action` on the paper-protocol domain: it holds the graph built from the
+    evaluation answers and nothing else, and nothing is added to it another way.
+
+    >>> check_not_reserved("commonsense", "kgrag build")
+    """
+    if domain == PAPER_PROTOCOL_DOMAIN:
+        raise KgragError(f"{domain!r} is reserved for the {PAPER_PROTOCOL_TITLE}; "
+                         f"{action} may not write into it",
+                         hint="build it only with `kgrag graph paper-protocol --dataset "
+                              "csqa`; use another domain name for anything else")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from kg_builder.domains import check_not_reserved
 from kg_builder.rows import documents, mentions, unique_entities, unique_facts
 from kgrag.embed import Embedder
 from kgrag.errors import KgragError
@@ -392,6 +393,9 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
     the embedder (or `embedder_factory`, called only then) embeds the entities it lacks."""
     meta, records = read_export(path)
     domain = domain or meta["domain"]
+    if domain != meta["domain"]:  # the paper-protocol graph is neither renamed nor added to
+        for reserved in (domain, meta["domain"]):
+            check_not_reserved(reserved, f"importing {meta['domain']!r} as {domain!r}")
     report = WriteReport(domain)
     start = time.perf_counter()
     rows: dict[str, list[dict[str, Any]]] = {"chunk": [], "entity": [], "fact": [],

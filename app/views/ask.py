@@ -26,6 +26,7 @@ from app.asking import (
 )
 from app.render import escape_md
 from eval.datasets import DATASETS, load_dataset
+from kg_builder.domains import PAPER_PROTOCOL_DOMAIN
 from kgrag.errors import KgragError
 from kgrag.platform import available_methods
 from kgrag.types import Question
@@ -68,9 +69,18 @@ def pick_question(data_dir: Path) -> tuple[Question | None, CheckedText | None]:
     return None, check_question_text(text or "")
 
 
+def default_domain_index(options: list[str], preferred: str | None) -> int:
+    """The preferred graph, else the first built one that is not the paper-protocol
+    graph (built from the evaluation answers: chosen only by hand), else no graph."""
+    if preferred in options:
+        return options.index(preferred)
+    return next((i for i, d in enumerate(options)
+                 if d not in (NO_GRAPH, PAPER_PROTOCOL_DOMAIN)), 0)
+
+
 def choose_domain(domains: list[str], preferred: str | None) -> str | None:
     options = [NO_GRAPH, *domains]
-    index = options.index(preferred) if preferred in options else (1 if domains else 0)
+    index = default_domain_index(options, preferred)
     picked = st.selectbox("Domain graph (for the KG methods)", options, index=index,
                           key="ask_domain")
     return None if picked == NO_GRAPH else picked
