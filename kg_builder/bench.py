@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -51,6 +52,7 @@ def synthetic_export(path: Path, n_facts: int, n_entities: int, seed: int = 0) -
 def bench_import(store: GraphStore, console: Console, n_facts: int, n_entities: int,
                  workers: int = WORKERS) -> None:
     domain = "bench-import"
+    load_before = os.getloadavg()[0]  # the 2 cores are shared: the figures scale with it
     store.run_autocommit("graph/delete_domain", {"domain": domain})
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.jsonl.gz"
@@ -63,6 +65,8 @@ def bench_import(store: GraphStore, console: Console, n_facts: int, n_entities: 
             second.seconds = time.perf_counter() - start
         finally:
             store.run_autocommit("graph/delete_domain", {"domain": domain})
+    console.print(f"load average (1 min): {load_before:.1f} at the start, "
+                  f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores")
     console.print(f"first import ({'CREATE fast path' if first.fast_path else 'MERGE'}, "
                   f"{workers} transaction(s) in flight): {first}")
     console.print(f"second import ({'CREATE' if second.fast_path else 'MERGE'}): created "

@@ -1,0 +1,1 @@
+CALL db.awaitIndex('vector_cost_scratch', $seconds)

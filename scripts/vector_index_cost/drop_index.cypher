@@ -1,0 +1,1 @@
+DROP INDEX vector_cost_scratch IF EXISTS
