@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_MODEL ?= qwen2.5-coder-0.5b
 DEMO_APP ?= 1
+FULL ?= 0
 E2E_CHROMIUM ?= /usr/bin/chromium
 E2E_STAMP := app/e2e/node_modules/.installed
 
@@ -77,8 +78,12 @@ $(E2E_STAMP): app/e2e/package.json app/e2e/package-lock.json
 	npm ci --prefix app/e2e --no-audit --no-fund
 	@touch $@
 
+# FULL=1: also build the built-in domains whose committed export is not a full fast build
+# (medical, wikipedia, commonsense's CommonsenseQA part; ~1.5 h, resumable).
 demo: install
-	@if [ "$(DEMO_APP)" = "0" ]; then $(BIN)/kgrag demo --no-app; else $(BIN)/kgrag demo; fi
+	@if [ "$(DEMO_APP)" = "0" ]; then app=--no-app; else app=--app; fi; \
+	if [ "$(FULL)" = "1" ]; then full=--full; else full=; fi; \
+	$(BIN)/kgrag demo $$app $$full
 
 # Unit tests, then the tests that read the committed runs in docs/results, then integration
 # tests against the real Neo4j (started by the launcher unless NEO4J_URI is set), then slow

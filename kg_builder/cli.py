@@ -44,12 +44,16 @@ def register(app: typer.Typer) -> None:
 
 
 def demo(app_: Annotated[bool, typer.Option("--app/--no-app",
-                                            help="Start the Streamlit app at the end.")] = True
+                                            help="Start the Streamlit app at the end.")] = True,
+         full: Annotated[bool, typer.Option(
+             "--full", help="Also build, with the fast extractor, each built-in domain whose "
+                            "committed export is not a full fast build (~1.5 h on 2 shared "
+                            "cores; resumable).")] = False,
          ) -> None:
     """Start Neo4j, load the demo graphs, answer example questions, start the app."""
     from kg_builder.demo import run_demo
 
-    run_demo(Platform(), console, start_app=app_)
+    run_demo(Platform(), console, start_app=app_, full=full)
 
 
 def bench_import(facts: int = 100_000, entities: int = 30_000,

@@ -2,9 +2,16 @@
 
 1. start the managed Neo4j (unless NEO4J_URI is set) and apply the schema;
 2. fetch the default chat model (sha256-checked);
-3. load the committed demo graph exports (`data/graphs/*.jsonl.gz`);
+3. load the committed demo graph exports (`data/graphs/*.jsonl.gz`), and with `--full`
+   (`make demo FULL=1`) build, with the fast extractor, each built-in domain whose export
+   does not hold a finished full fast build (resumable: run it again after a stop);
 4. answer example questions with every available method that can run here;
 5. start the Streamlit app (unless `--no-app` / DEMO_APP=0) and print the URLs.
+
+Why exports first and builds only with `--full` (measured in docs/benchmarks.md,
+"make demo"): importing an export is far faster than a fast build of the same graph, but
+the full medical and wikipedia exports are ~70 MB each even with int8 vectors, too large
+to keep re-committing; their fast builds take ~1.5 h on 2 shared cores.
 """
 
 from __future__ import annotations
@@ -13,11 +20,15 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from kg_builder.graph_io import import_graph
+from kg_builder.corpora import builtin_domains
+from kg_builder.graph_io import GraphWriter, WriteReport, import_graph, read_export
 from kgrag.platform import Platform, available_methods
 from kgrag.types import Choice, Passage, Question
 
@@ -50,7 +61,30 @@ DEMO_METHODS = ["llm", "kg-vanilla", "metakgrag"]
 TEXT_DEMO_METHODS = ["llm", "rag-gold", "imrag-gold"]
 
 
-def run_demo(p: Platform, console: Console, *, start_app: bool) -> None:
+def is_full_build(meta: Mapping[str, Any]) -> bool:
+    """Whether an export's meta line records a finished fast build of all the domain's
+    built-in sources (`build --domain D --extractor fast`, no --limit, --only or --source).
+
+    >>> is_full_build({"jobs": [{"command": "build --domain legal --extractor fast",
+    ...                          "status": "done"}]})
+    True
+    >>> is_full_build({"jobs": [{"command": "build --domain medical --limit 300",
+    ...                          "status": "done"}]})
+    False
+    >>> is_full_build({"jobs": [{"command": "build --domain x --extractor=fast --limit 9",
+    ...                          "status": "done"}]})
+    False
+    """
+    for job in meta.get("jobs") or []:
+        args = str(job.get("command", "")).replace("=", " ").split()
+        fast = any(a == "--extractor" and b == "fast" for a, b in pairwise(args))
+        if fast and job.get("status") == "done" and not {"--limit", "--only",
+                                                         "--source"} & set(args):
+            return True
+    return False
+
+
+def run_demo(p: Platform, console: Console, *, start_app: bool, full: bool = False) -> None:
     s = p.settings
     console.rule("1. Neo4j")
     if s.managed_neo4j:
@@ -68,9 +102,25 @@ def run_demo(p: Platform, console: Console, *, start_app: bool) -> None:
     console.print(f"chat model: {s.model.chat} ({path or s.model.openai_base_url})")
 
     console.rule("3. Demo graphs")
-    domains = _load_graphs(p, console)
+    domains, partial = _load_graphs(p, console)
+    if partial and full:
+        _build_full(p, console, partial)
+        domains |= set(partial)
+    elif partial:
+        console.print(f"{', '.join(partial)}: the committed exports hold no full fast build "
+                      "(see data/graphs/README.md). `kgrag demo --full` (`make demo FULL=1`) "
+                      "builds them with the fast extractor, resumably: ~1.5 h on 2 shared "
+                      "cores (docs/benchmarks.md).")
 
     console.rule("4. Example questions")
+    ask_examples(p, console, domains)
+
+    console.rule("5. App")
+    _app(p, console, start_app)
+
+
+def ask_examples(p: Platform, console: Console, domains: set[str]) -> None:
+    """Answer each example with the demo methods (KG methods only over loaded domains)."""
     for q in EXAMPLES:
         console.print(f"\n[bold]Q:[/] {q.text}")
         for c in q.choices:
@@ -84,24 +134,56 @@ def run_demo(p: Platform, console: Console, *, start_app: bool) -> None:
                           f"{pred.usage.llm_calls} LLM calls): {pred.answer.strip()[:300]}")
         console.print(f"  [dim]gold: {', '.join(q.answers)}[/]")
 
-    console.rule("5. App")
-    _app(p, console, start_app)
 
-
-def _load_graphs(p: Platform, console: Console) -> set[str]:
+def _load_graphs(p: Platform, console: Console) -> tuple[set[str], list[str]]:
+    """Import every committed export: (domains loaded, built-in domains without a full
+    fast build in their export, or without an export)."""
     exports = sorted(GRAPH_EXPORTS.glob("*.jsonl.gz"))
+    full: set[str] = set()
+    loaded: set[str] = set()
     if not exports:
         console.print("No graph exports are committed yet (kg_builder, issue 3): KG methods "
                       "are skipped in this demo.")
-        return set()
-    loaded = set()
     start = time.perf_counter()
     for path in exports:  # a large export continues in <name>.part2, …: read with it
+        meta, _ = read_export(path)
         report = import_graph(p.store, None, path, embedder_factory=lambda: p.embedder)
         console.print(f"{path.name}: {report}")
         loaded.add(report.domain)
-    console.print(f"{len(exports)} graph exports loaded in {time.perf_counter() - start:.0f} s")
-    return loaded
+        if is_full_build(meta):
+            full.add(report.domain)
+    if exports:
+        console.print(f"{len(exports)} graph exports loaded in "
+                      f"{time.perf_counter() - start:.0f} s")
+    return loaded, [d for d in builtin_domains() if d not in full]
+
+
+def _build_full(p: Platform, console: Console, domains: list[str]) -> None:
+    """`kgrag build --domain D --extractor fast --no-resolve --defer-embeddings`, then
+    `kgrag graph embed` and `kgrag graph resolve`, for each domain (the same job as those
+    commands: a stopped demo, or those commands, resume it)."""
+    from kg_builder.build import plan_build
+    from kg_builder.fast_extract import FastConfig, FastExtractor, load_pipeline
+    from kg_builder.jobs import BuildJob
+    from kg_builder.resolution import resolve_domain
+
+    nlp = load_pipeline(1)
+    for domain in domains:
+        began = time.perf_counter()
+        plan = plan_build(p, domain, None, None)
+        fast = FastExtractor(nlp, domain, FastConfig(n_process=1))  # = `kgrag build`'s job
+        command = f"build --domain {domain} --extractor fast --no-resolve --defer-embeddings"
+        console.print(f"{domain}: {len(plan.chunks):,} chunks, `kgrag {command}`")
+        record = BuildJob(p, domain, plan.chunks, plan.source_names, command=command,
+                          load_skipped=plan.skipped_lines, resolve=False, extractor=fast,
+                          embed=False).run()
+        report = WriteReport(domain)
+        GraphWriter(p.store, None, domain, embedder_factory=lambda: p.embedder
+                    ).embed_missing(report, progress=True)
+        resolved = resolve_domain(p.store, domain)
+        console.print(f"{domain}: {record.triples:,} triples from {record.records_done:,} "
+                      f"records, {report.embedded:,} names embedded; resolution: {resolved}; "
+                      f"{time.perf_counter() - began:.0f} s")
 
 
 def _app(p: Platform, console: Console, start_app: bool) -> None:

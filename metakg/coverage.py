@@ -3,8 +3,10 @@
 For each question (no LLM, deterministic):
 
 1. **Question entities** (seeds): `metakg.seeds.EntityMatcher.match` on the question text
-   (noun-phrase n-grams by spaCy's tags → `entity_key` → exact lookup, maximal
-   non-overlapping matches).
+   with the matcher's `wide` rules (noun-phrase n-grams by spaCy's tags, and single verbs
+   and adjectives and verb phrases by their lemmas → `entity_key` → exact lookup,
+   maximal non-overlapping spans, each under every form that is an entity). Options
+   are read by the same rules.
 2. **Targets**: multiple choice — each option's entities (`match_option`: the whole
    option if it is an entity, else the entities inside it that the question does not
    name). HotpotQA / 2Wiki (open questions) — the title entity of each context paragraph
@@ -183,7 +185,8 @@ class QuestionCoverage:
 
 def _targets_mcq(q: Question, seeds: Sequence[str], matcher: EntityMatcher
                  ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-    right, wrong = [], []
+    right: list[tuple[str, ...]] = []
+    wrong: list[tuple[str, ...]] = []
     for c in q.choices:
         keys = matcher.match_option(c.text, exclude=seeds).keys
         (right if c.label in q.answers else wrong).append(keys)
@@ -333,7 +336,7 @@ def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str 
     before = store.stats.queries
     total = len(loaded.questions)
     report = measure_coverage(
-        loaded.questions, store_matcher(store, domain, spacy_tagger()),
+        loaded.questions, store_matcher(store, domain, spacy_tagger(), wide=True),
         CypherReach(store, domain),
         dataset=loaded.name, domain=domain,
         progress=(lambda i: progress(i, total)) if progress else None)

@@ -17,6 +17,16 @@ Options (multiple choice): the whole option text's key if it is an entity, other
 the maximal matches inside the option text, without the keys the question itself names
 (an option word that the question repeats says nothing about the option).
 
+`wide` rules (`kgrag graph coverage`; kg-ppr keeps the noun-phrase rules): a concept need
+not be a noun. Also candidates are single verbs and adjectives under their own form and
+their lemma ("chopping" → "chop", "caught" → "catch", "happiest" → "happy"), unless the lemma
+is a light word that names no concept (`LIGHT_WORDS`: "go", "find", "likely", …); and verb
+phrases keyed by the verb's lemma ("taking tests" → "take test", "locked up" → "lock up",
+WordNet's multi-word verbs; a light verb only with a noun: "go to bed", not "go to"). A
+matched span counts under every form of it that is an entity ("sleeping" and "sleep"),
+and an option's whole text under each of its forms. The same rules read the question,
+the correct option and the wrong ones.
+
 >>> [p.key for p in phrases("Where would you find a fox?")]
 ['find', 'find a fox', 'fox']
 >>> maximal([Phrase(0, 2, "heart attack", "heart attack"), Phrase(0, 1, "heart", "heart")])
@@ -48,6 +58,17 @@ Lookup = Callable[[Sequence[str]], set[str]]  # candidate keys → those that ar
 Tagger = Callable[[str], list[tuple[int, str, str]]]
 FIRST_POS = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "X"})  # a phrase may start with
 LAST_POS = frozenset({"NOUN", "PROPN", "NUM", "X"})  # … and must end with (its head)
+OPEN_POS = frozenset({"VERB", "ADJ"})  # wide: single words of these are candidates too
+PARTICLE_POS = frozenset({"ADP", "PART", "ADV"})  # wide: a verb phrase may end with ("lock up")
+# Lemmas too light to name a concept on their own (wide rules; they still start verb
+# phrases, "go to bed"): light and modal verbs, and adjectives of degree or likelihood.
+LIGHT_WORDS = frozenset((
+    "be", "have", "do", "get", "go", "make", "take", "put", "give", "come", "let", "want",
+    "need", "like", "use", "find", "see", "say", "tell", "know", "think", "seem", "become",
+    "try", "keep", "happen", "look", "will", "would", "can", "could", "may", "might", "must",
+    "shall", "should", "likely", "unlikely", "able", "unable", "many", "much", "more", "most",
+    "few", "several", "same", "different", "other", "such", "own", "certain", "sure",
+))
 
 
 @dataclass(frozen=True)
@@ -84,33 +105,50 @@ def _tags(text: str, spans: list[tuple[int, str]], tagger: Tagger
     return out
 
 
-def phrases(text: str, max_n: int = MAX_NGRAM, tagger: Tagger | None = None) -> list[Phrase]:
+def phrases(text: str, max_n: int = MAX_NGRAM, tagger: Tagger | None = None,
+            wide: bool = False) -> list[Phrase]:
     """Every n-gram (n ≤ `max_n`) whose first and last words are content words; with a
     `tagger`, also only noun phrases (first word a noun, proper noun, adjective or
     number, last word a noun, proper noun or number), each with a second key whose last
-    word is its lemma ("mice" → "mouse", as the fast extractor's lemmatised names)."""
+    word is its lemma ("mice" → "mouse", as the fast extractor's lemmatised names);
+    `wide` adds single verbs and adjectives and verb phrases (module docstring)."""
     text = unicodedata.normalize("NFKC", text)
     spans = _spans(text)
     words = [w for _, w in spans]
     content = [bool(w) and not only_function_words(w) for w in words]
     tags = _tags(text, spans, tagger) if tagger and words else None
-    first = [c and (tags is None or (t := tags[i]) is not None and t[0] in FIRST_POS)
-             for i, c in enumerate(content)]
-    last = [c and (tags is None or (t := tags[i]) is not None and t[0] in LAST_POS)
-            for i, c in enumerate(content)]
-    out = []
+    out: list[Phrase] = []
     for i in range(len(words)):
-        if not first[i]:
-            continue
         for j in range(i + 1, min(len(words), i + max_n) + 1):
-            if not last[j - 1]:
-                continue
+            keys = _keys(words[i:j], content[i:j], tags[i:j] if tags else None, wide)
             span = " ".join(words[i:j])
-            keys = [entity_key(span)]
-            if tags is not None and (t := tags[j - 1]) is not None and t[1]:
-                keys.append(entity_key(" ".join([*words[i:j - 1], t[1]])))
             out.extend(Phrase(i, j, span, k) for k in dict.fromkeys(keys) if k)
     return out
+
+
+def _keys(words: list[str], content: list[bool], tags: list[tuple[str, str] | None] | None,
+          wide: bool) -> list[str]:
+    """The candidate keys of one n-gram (`phrases`); none if it is no candidate."""
+    if tags is None:
+        return [entity_key(" ".join(words))] if content[0] and content[-1] else []
+    first, last = tags[0], tags[-1]
+    if first is None or last is None:
+        return []
+    keys = []
+    if content[0] and content[-1] and first[0] in FIRST_POS and last[0] in LAST_POS:
+        keys.append(entity_key(" ".join(words)))
+        if last[1]:
+            keys.append(entity_key(" ".join([*words[:-1], last[1]])))
+    if not wide or not first[1]:
+        return keys
+    if len(words) == 1 and first[0] in OPEN_POS and content[0] \
+            and first[1].casefold() not in LIGHT_WORDS:
+        keys += [entity_key(words[0]), entity_key(first[1])]
+    elif len(words) > 1 and first[0] == "VERB" and (
+            (content[-1] and last[0] in LAST_POS)  # "take test"; "go to bed"
+            or (last[0] in PARTICLE_POS and first[1].casefold() not in LIGHT_WORDS)):
+        keys.append(entity_key(" ".join([first[1], *words[1:]])))  # "lock up", not "go to"
+    return keys
 
 
 def maximal(found: Iterable[Phrase]) -> list[Phrase]:
@@ -146,9 +184,10 @@ class EntityMatcher:
     """
 
     def __init__(self, lookup: Lookup, redirect: Mapping[str, str] | None = None,
-                 max_n: int = MAX_NGRAM, tagger: Tagger | None = None) -> None:
+                 max_n: int = MAX_NGRAM, tagger: Tagger | None = None,
+                 wide: bool = False) -> None:
         self.lookup, self.redirect, self.max_n = lookup, dict(redirect or {}), max_n
-        self.tagger = tagger
+        self.tagger, self.wide = tagger, wide
         self._known: dict[str, bool] = {}  # key → is an entity (filled by lookups)
         self._phrases: dict[str, list[Phrase]] = {}  # text → its candidates
 
@@ -157,7 +196,7 @@ class EntityMatcher:
         if text not in self._phrases:
             if len(self._phrases) > 1000:
                 self._phrases.clear()
-            self._phrases[text] = phrases(text, self.max_n, self.tagger)
+            self._phrases[text] = phrases(text, self.max_n, self.tagger, self.wide)
         return self._phrases[text]
 
     def _resolve(self, key: str) -> str:
@@ -191,16 +230,26 @@ class EntityMatcher:
         cands = self.phrases(text)
         found = self.known(p.key for p in cands)
         hits = maximal(p for p in cands if self._resolve(p.key) in found)
+        if self.wide:  # every form of a chosen span that is an entity
+            chosen = {(p.start, p.end) for p in hits}
+            hits = [p for p in cands
+                    if (p.start, p.end) in chosen and self._resolve(p.key) in found]
         keys = tuple(dict.fromkeys(self._resolve(p.key) for p in hits))
         return Matched(keys, tuple(hits))
 
     def match_option(self, text: str, exclude: Iterable[str] = ()) -> Matched:
-        """An option's entities: its whole text's key if that is an entity, else the
-        maximal matches inside it without the keys in `exclude` (the question's)."""
-        whole = self._resolve(entity_key(text)) if text.strip() else ""
-        if whole and whole in self.known([whole]):
-            n = len(tokens(text))
-            return Matched((whole,), (Phrase(0, n, text, whole),))
+        """An option's entities: its whole text's key if that is an entity (`wide`: each
+        form of the whole text that is one), else the maximal matches inside it without
+        the keys in `exclude` (the question's)."""
+        n = len(tokens(text))
+        whole = [self._resolve(entity_key(text))] if text.strip() else []
+        if self.wide and whole:
+            whole += [self._resolve(p.key) for p in self.phrases(text)
+                      if p.start == 0 and p.end == n]
+        found = self.known(whole)
+        keys = tuple(k for k in dict.fromkeys(whole) if k and k in found)
+        if keys:
+            return Matched(keys, tuple(Phrase(0, n, text, k) for k in keys))
         inner = self.match(text)
         skip = set(exclude)
         hits = tuple(p for p in inner.phrases if self._resolve(p.key) not in skip)
@@ -232,8 +281,8 @@ def spacy_tagger() -> Tagger:
     return tag
 
 
-def store_matcher(store: GraphStore, domain: str, tagger: Tagger | None = None
-                  ) -> EntityMatcher:
+def store_matcher(store: GraphStore, domain: str, tagger: Tagger | None = None,
+                  wide: bool = False) -> EntityMatcher:
     """An `EntityMatcher` over `domain` in Neo4j: one round trip per lookup, the merged
     keys read once here."""
     redirect = {r["merged"]: r["key"] for r in store.read("kg/merged_keys", {"domain": domain})}
@@ -242,4 +291,4 @@ def store_matcher(store: GraphStore, domain: str, tagger: Tagger | None = None
         rows = store.read("metakg/match_keys", {"domain": domain, "keys": list(keys)})
         return {r["key"] for r in rows}
 
-    return EntityMatcher(lookup, redirect, tagger=tagger)
+    return EntityMatcher(lookup, redirect, tagger=tagger, wide=wide)

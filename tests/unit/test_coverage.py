@@ -64,6 +64,47 @@ def test_with_a_tagger_only_noun_phrases_are_candidates_and_lemmas_help() -> Non
     assert m.match_option("look").keys == ("look",)  # a whole option is never filtered
 
 
+WIDE_TAGS = {"chopping": ("VERB", "chop"), "onions": ("NOUN", "onion"),
+             "find": ("VERB", "find"), "happiest": ("ADJ", "happy"), "likely": ("ADJ", "likely"),
+             "taking": ("VERB", "take"), "tests": ("NOUN", "test"), "locked": ("VERB", "lock"),
+             "up": ("ADP", "up"), "sleeping": ("VERB", "sleep"), "caught": ("VERB", "catch"),
+             "the": ("DET", "the"), "fox": ("NOUN", "fox"), "is": ("AUX", "be")}
+
+
+def test_wide_rules_add_verbs_adjectives_and_verb_phrases_by_lemma() -> None:
+    tagger = fake_tagger(WIDE_TAGS)
+    narrow = {p.key for p in phrases("find the fox chopping onions", tagger=tagger)}
+    assert "chop" not in narrow and "chopping" not in narrow
+    wide = {p.key for p in phrases("find the fox chopping onions happiest likely",
+                                   tagger=tagger, wide=True)}
+    assert {"chopping", "chop", "happiest", "happy", "chop onion", "find the fox"} <= wide
+    assert "find" not in wide and "likely" not in wide  # light words name no concept
+    assert "onion" in wide and "fox" in wide  # the noun-phrase rules still apply
+    wide = {p.key for p in phrases("taking tests locked up", tagger=tagger, wide=True)}
+    assert {"take test", "lock up", "lock", "test"} <= wide
+    wide = {p.key for p in phrases("taking up", tagger=tagger, wide=True)}
+    assert "take up" not in wide  # a light verb and a particle name no concept
+    assert "is" not in {p.key for p in phrases("the fox is", tagger=tagger, wide=True)}
+
+
+def test_wide_rules_apply_alike_to_questions_and_options() -> None:
+    tagger = fake_tagger(WIDE_TAGS)
+    keys = {"sleeping", "sleep", "catch", "chop", "onion", "lock up", "fox"}
+    look = lambda ks: {k for k in ks if k in keys}  # noqa: E731
+    wide = EntityMatcher(look, tagger=tagger, wide=True)
+    narrow = EntityMatcher(look, tagger=tagger)
+    assert wide.match("the fox chopping onions").keys == ("fox", "chop", "onion")
+    assert narrow.match("the fox chopping onions").keys == ("fox", "onion")
+    # every form of a chosen span that is an entity; the whole option in each form
+    assert wide.match("the fox sleeping").keys == ("fox", "sleeping", "sleep")
+    assert wide.match_option("sleeping").keys == ("sleeping", "sleep")
+    assert narrow.match_option("sleeping").keys == ("sleeping",)
+    assert wide.match_option("caught").keys == ("catch",)
+    assert narrow.match_option("caught").keys == ()
+    assert wide.match_option("locked up").keys == ("lock up",)
+    assert wide.match_option("caught onions", exclude=("onion",)).keys == ("catch",)
+
+
 def test_maximal_prefers_longest_then_leftmost_without_overlap() -> None:
     ps = [Phrase(0, 1, "heart", "heart"), Phrase(0, 2, "heart attack", "heart attack"),
           Phrase(1, 3, "attack pain", "attack pain"), Phrase(2, 3, "pain", "pain"),

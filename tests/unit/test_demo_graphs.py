@@ -1,0 +1,65 @@
+"""`kgrag demo`'s graph step: which domains the committed exports hold in full, and which
+`--full` (`make demo FULL=1`) builds with the fast extractor."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from kg_builder import demo
+from kg_builder.graph_io import WriteReport
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _export(folder: Path, domain: str, jobs: list[dict[str, Any]]) -> None:
+    meta = {"type": "meta", "format": 1, "domain": domain, "jobs": jobs}
+    with gzip.open(folder / f"{domain}.jsonl.gz", "wt") as f:
+        f.write(json.dumps(meta) + "\n")
+
+
+def test_a_finished_unlimited_fast_build_is_full_and_anything_else_is_not() -> None:
+    done = {"status": "done"}
+    assert demo.is_full_build({"jobs": [{**done, "command": "build --domain legal "
+                                                             "--extractor fast"}]})
+    for command in ("build --domain medical --limit 300",
+                    "build --domain medical --extractor fast --only medquad",
+                    "build --domain d --extractor fast --source notes.md",
+                    "build --domain medical --extractor llm"):
+        assert not demo.is_full_build({"jobs": [{**done, "command": command}]}), command
+    assert not demo.is_full_build({"jobs": [{"status": "interrupted",
+                                             "command": "build --domain x --extractor fast"}]})
+    assert not demo.is_full_build({})
+
+
+def test_the_graph_step_names_the_builtin_domains_without_a_full_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _export(tmp_path, "legal", [{"command": "build --domain legal --extractor fast",
+                                 "status": "done"}])
+    _export(tmp_path, "medical", [{"command": "build --domain medical --limit 300",
+                                   "status": "done"}])
+    monkeypatch.setattr(demo, "GRAPH_EXPORTS", tmp_path)
+    imported: list[Path] = []
+
+    def fake_import(_store: Any, _emb: Any, path: Path, **_: Any) -> WriteReport:
+        imported.append(path)
+        return WriteReport(path.name.split(".")[0])
+
+    monkeypatch.setattr(demo, "import_graph", fake_import)
+    platform: Any = type("P", (), {"store": None, "embedder": None})()
+    loaded, partial = demo._load_graphs(platform, Console(file=io.StringIO()))
+    assert loaded == {"legal", "medical"} and len(imported) == 2
+    assert partial == ["commonsense", "medical", "wikipedia"]  # built-in order; no export: too
+
+
+def test_the_committed_legal_export_is_a_full_fast_build() -> None:
+    from kg_builder.graph_io import read_export
+
+    meta, _ = read_export(ROOT / "data" / "graphs" / "legal.jsonl.gz")
+    assert demo.is_full_build(meta)
