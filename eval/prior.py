@@ -67,12 +67,12 @@ def calibration_questions(dataset: str, data_dir: Path, n: int) -> tuple[str, li
         raise DataError(f"calibration file {path} is missing", hint="check data_dir")
     if path.name.startswith("medmcqa"):
         return relative, _medmcqa(path, n)
-    return relative, read_questions(path, limit=n).questions
+    return relative, list(read_questions(path, limit=n).questions)
 
 
 def _medmcqa(path: Path, n: int) -> list[Question]:
     """MedMCQA lines (opa…opd, cop) as questions; the answer is not needed here."""
-    out = []
+    out: list[Question] = []
     with path.open(encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)

@@ -435,6 +435,26 @@ def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None
                          explanations=explanations)
 
 
+def keep_prior(p: Platform, out: Path, dataset: str, force: bool) -> None:
+    """With `bias="prior"`, keep the position prior the run divides out beside its
+    predictions (`prior.json`), so the run can be read and repeated without the local
+    cache; a run never mixes two priors unless forced."""
+    get = getattr(p, "reader_config", None)  # a platform without a reader: no prior
+    reader = get() if get else None
+    if reader is None or reader.bias != "prior" or reader.prior_dir is None:
+        return
+    from kgrag.reader import prior_path
+
+    src = prior_path(reader.prior_dir, p.chat_model.name, dataset)
+    if not src.is_file():
+        return  # the method refuses the first question with the command that makes one
+    kept = out / "prior.json"
+    if kept.is_file() and kept.read_text() != src.read_text() and not force:
+        raise KgragError(f"{out} was answered with another position prior ({kept})",
+                         hint="use a new --out directory, or --force to mix them knowingly")
+    kept.write_text(src.read_text())
+
+
 def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
               out: Path, domain: str | None, force: bool, progress: bool,
               redo_errors: bool = False, replay: bool = True,
@@ -458,6 +478,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     config.replay = replay
     config.explanations = explanations
     prepare_run(out, config, force)
+    keep_prior(p, out, questions[0].dataset, force)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions, redo_errors)
     for name, method in built.items():

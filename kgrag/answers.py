@@ -70,7 +70,8 @@ def clean_answer(text: str, *, sentence: bool = True) -> str | None:
 def find_answer(text: str, *, first: bool = False, sentence: bool = False) -> str | None:
     """The answer `text` states after its last marker (`first`: its first one), or in
     "X is the answer"; None when it states none (or an empty one)."""
-    found = [(m.start(), m.end(), None) for m in ANSWER.finditer(text)]
+    found: list[tuple[int, int, str | None]] = [
+        (m.start(), m.end(), None) for m in ANSWER.finditer(text)]
     found += [(m.start(1), m.end(), m.group(1)) for m in _REVERSED.finditer(text)]
     if not found:
         return None

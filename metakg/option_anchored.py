@@ -96,7 +96,7 @@ class OptionAnchored(KGMethod):
     def _retrieve(self, ctx: Context, starts: Sequence[str]) -> list[Triple]:
         q = ctx.question
         if not q.is_multiple_choice:
-            return super()._retrieve(ctx, starts)
+            return super()._retrieve(ctx, starts)  # type: ignore[safe-super]  # MetaKGRAG's, by the MRO
         g, cfg = ctx.graph, self.config
         names = [concept_name(c.text) for c in q.choices]
         g.prefetch(names, self.targets_per_option)  # one round trip for every option

@@ -602,3 +602,29 @@ def test_the_runner_answers_with_the_real_metakgrag_and_records_its_config(tmp_p
     refine = next(s for s in line.prediction.trace if s.stage == "refine")
     assert len(refine.data["cycles"]) == 1  # n_max = 1 reached MetaKGRAG's cycle
     assert line.prediction.answer.endswith("den.") and p.model.remaining == 0
+
+
+def test_a_prior_run_keeps_its_prior_and_refuses_another(tmp_path: Path, dataset: Path) -> None:
+    from eval.datasets import load_dataset
+    from kgrag.reader import ReaderConfig, prior_path
+
+    priors = tmp_path / "priors"
+    name = load_dataset(str(dataset), tmp_path).questions[0].dataset
+    src = prior_path(priors, "scripted", name)
+    src.parent.mkdir(parents=True)
+    src.write_text('{"probs": [0.3, 0.7]}')
+
+    class PriorPlatform(FakePlatform):
+        chat_model = type("M", (), {"name": "scripted"})()
+
+        def reader_config(self) -> ReaderConfig:
+            return ReaderConfig(bias="prior", prior_dir=priors)
+
+    out = tmp_path / "run"
+    run_eval(PriorPlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)
+    assert (out / "prior.json").read_text() == src.read_text()
+    src.write_text('{"probs": [0.5, 0.5]}')
+    with pytest.raises(KgragError, match="another position prior"):
+        run_eval(PriorPlatform([], tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+                 progress=False)
