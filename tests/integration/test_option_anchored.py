@@ -72,7 +72,9 @@ def test_option_paths_cost_one_round_trip_per_hop(platform, toy) -> None:  # typ
 
 def test_the_method_groups_evidence_by_option_and_the_gate_trusts_a_supported_switch(
         platform, toy) -> None:  # type: ignore[no-untyped-def]
-    closed = {"A": math.log(0.5), "B": math.log(0.3), "C": math.log(0.2)}
+    # closed-book picks C, which no path reaches; the evidence moves it to B, which a path
+    # reaches (a switch from A, also reached, would be `not-discriminative`)
+    closed = {"A": math.log(0.2), "B": math.log(0.3), "C": math.log(0.5)}
     with_evidence = {"A": math.log(0.1), "B": math.log(0.8), "C": math.log(0.1)}
     model = ScriptedModel(['{"concepts": ["milk"]}', closed, with_evidence])
     method = MetaKGRAGOptionAnchored(model, CypherBackend(platform.store, platform.embedder),
