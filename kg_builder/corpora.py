@@ -180,15 +180,13 @@ def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Sou
     return out
 
 # ------------------------------------------------------------------ what to read
-# The evaluation question files of the shared data folder (`eval.datasets.DATASETS`; a
-# unit test keeps the two lists equal). A build never reads them: not as a built-in
-# source, and not as a user's `--source` either (`check_not_evaluation_file`).
-EVALUATION_FILES = (
-    "commonsense/csqa_dev300.jsonl", "medical/medqa_us_dev300.jsonl",
-    "medical/medquad_dev300.jsonl", "legal/mmlu_professional_law_dev300.jsonl",
-    "legal/mmlu_professional_law_val.jsonl", "wikipedia/hotpotqa_dev300.jsonl",
-    "wikipedia/2wiki_dev300.jsonl", "wikipedia/nq_open_dev300.jsonl",
-)
+def evaluation_files() -> frozenset[str]:
+    """The evaluation question files of the shared data folder, as `eval.datasets`
+    names them (the one list of them): a build never reads one, neither as a built-in
+    source nor as a user's `--source` (`check_not_evaluation_file`)."""
+    from eval.datasets import DATASETS
+
+    return frozenset(s.path for s in DATASETS.values())
 
 
 def check_not_evaluation_file(path: Path) -> None:
@@ -196,7 +194,7 @@ def check_not_evaluation_file(path: Path) -> None:
     build source. The only graph built from evaluation questions is the paper-protocol
     experiment (`kgrag graph paper-protocol`), in a domain of its own."""
     name = path.name.lower()
-    if "dev300" in name or name in {Path(f).name for f in EVALUATION_FILES}:
+    if "dev300" in name or name in {Path(f).name for f in evaluation_files()}:
         raise KgragError(f"{path} is an evaluation file: a build never reads evaluation "
                          "questions", hint="build from knowledge sources (the built-in "
                          "domains) or your own documents; the paper's Appendix B protocol "

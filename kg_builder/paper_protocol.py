@@ -5,7 +5,8 @@ question with its options, core concept and correct answer. This module builds t
 graph, and only that graph, so the KG rows can be measured on it beside the project's
 own graphs, which never read an evaluation file (`kg_builder.build`):
 
-- it reads `commonsense/csqa_dev300.jsonl` and nothing else, one question per prompt,
+- it reads the CommonsenseQA evaluation file (`eval.datasets.DATASETS["csqa"]`) and
+  nothing else, one question per prompt,
   with Table 8's prompt (`prompts/extract_paper_protocol.txt`; the reply is the
   extractor's JSON instead of `subject\\predicate\\object` lines);
 - it writes into `PAPER_PROTOCOL_DOMAIN` only, through the same resumable, idempotent
@@ -42,7 +43,6 @@ from kgrag.llm.base import ChatModel, Message
 __all__ = ["PAPER_PROTOCOL_DOMAIN", "PAPER_PROTOCOL_TITLE", "PaperProtocolExtractor",
            "check_not_reserved", "parse_csqa_paper", "plan_paper_protocol"]
 
-PAPER_PROTOCOL_FILE = "commonsense/csqa_dev300.jsonl"
 PAPER_PROTOCOL_DATASETS = ("csqa",)  # Table 8 is CommonsenseQA's prompt
 _PROMPT = "extract_paper_protocol"
 
@@ -72,7 +72,9 @@ def plan_paper_protocol(data_dir: Path, n: int | None, dataset: str = "csqa") ->
         raise KgragError(f"the paper's Appendix B protocol is defined for "
                          f"{', '.join(PAPER_PROTOCOL_DATASETS)} only, not {dataset!r}",
                          hint="use --dataset csqa")
-    path = data_dir / PAPER_PROTOCOL_FILE
+    from eval.datasets import DATASETS
+
+    path = data_dir / DATASETS[dataset].path
     if not path.is_file():
         raise KgragError(f"{path} not found", hint="the data folder is ../shared/data from "
                          "the project root")

@@ -20,7 +20,7 @@ from eval.datasets import DATASETS
 from eval.records import FORMATS
 from eval.report import heading
 from kg_builder.build import plan_build
-from kg_builder.corpora import EVALUATION_FILES, builtin_domains
+from kg_builder.corpora import builtin_domains, check_not_evaluation_file, evaluation_files
 from kg_builder.graph_io import FORMAT, import_graph
 from kg_builder.paper_protocol import (
     PAPER_PROTOCOL_DOMAIN,
@@ -129,8 +129,13 @@ def test_normal_builds_refuse_evaluation_files_and_the_protocol_domain(data: Pat
         plan_build(_P(data), PAPER_PROTOCOL_DOMAIN, [notes], None)  # type: ignore[arg-type]
 
 
-def test_evaluation_file_list_matches_the_evaluation_datasets() -> None:
-    assert set(EVALUATION_FILES) == {s.path for s in DATASETS.values()}
+def test_every_evaluation_dataset_file_is_refused_as_a_build_source(tmp_path: Path) -> None:
+    assert evaluation_files()
+    for rel in evaluation_files():  # refused by name, wherever a copy lies
+        with pytest.raises(KgragError, match="evaluation file"):
+            check_not_evaluation_file(tmp_path / Path(rel).name)
+    check_not_evaluation_file(tmp_path / "csqa_train.jsonl")  # a knowledge source passes
+    check_not_evaluation_file(tmp_path / "medmcqa_dev.jsonl")
 
 
 def test_the_protocol_domain_is_never_a_default() -> None:
