@@ -41,6 +41,7 @@ from eval.parsing import settled_rule
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__, clock
 from kgrag.errors import KgragError
+from kgrag.llm.replay import REPLAY_FILE, ReplayModel
 from kgrag.locks import exclusive
 from kgrag.types import Prediction, Question
 
@@ -464,8 +465,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
         raise KgragError(f"dataset {dataset!r} has no questions")
     questions = loaded.questions
     domain = domain or questions[0].domain
-    if replay:
-        p.replay_repeats()
+    replayer = p.replay_repeats() if replay else None
     # An unknown method or an unbuilt domain graph is refused before the run directory
     # gets a config.json that a corrected command would then be refused by.
     built = {name: p.method(name, domain) for name in methods}
@@ -479,6 +479,8 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     config.explanations = explanations
     prepare_run(out, config, force)
     keep_prior(p, out, questions[0].dataset, force)
+    if isinstance(replayer, ReplayModel):  # replies outlive the process (resumed runs)
+        replayer.keep_in(out / REPLAY_FILE)
     predictions = out / "predictions.jsonl"
     done = done_pairs(predictions, redo_errors)
     for name, method in built.items():

@@ -15,6 +15,11 @@ Only `chat` with temperature 0 and `next_token_logprobs` (one forward pass, no s
 are replayed. Sampling, hidden states, log-probability
 loops and batched streams go to the model as they are.
 
+`keep_in(path)` also keeps every reply in a SQLite file (`kgrag eval` keeps one per run
+directory, `replay.sqlite`), so a run resumed in another session, or a method added to it
+later, replays what the earlier processes decoded: the `llm` row's letter pass that the
+evidence gate asks again, and the concepts every KG method extracts. Keys name the model.
+
 Why it is not in a run's identity: in the committed runs, 95 of the 100 answer prompts
 that two methods sent identically got the same reply from llama.cpp anyway; the other 5
 were decoded in other sessions or after another prefix in the KV cache, and differ in
@@ -32,9 +37,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from kgrag import clock
@@ -44,8 +51,11 @@ from kgrag.llm.base import (
     GenerationParams,
     Message,
     NextTokenScores,
+    TokenLogprob,
     UsageMeter,
 )
+
+REPLAY_FILE = "replay.sqlite"
 
 
 def request_key(messages: Sequence[Message], params: GenerationParams) -> str:
@@ -64,15 +74,27 @@ class ReplayModel:
         self.max_entries = max_entries
         self._replies: OrderedDict[str, Generation] = OrderedDict()
         self._scores: OrderedDict[str, NextTokenScores] = OrderedDict()
+        self._kept: ReplayFile | None = None
+
+    def keep_in(self, path: Path) -> None:
+        """From now on, also keep replies in (and read them from) the SQLite file `path`."""
+        if self._kept is None or self._kept.path != path:
+            self._kept = ReplayFile(path)
 
     def chat(self, messages: Sequence[Message], params: GenerationParams) -> Generation:
         if params.temperature > 0:
             return self.inner.chat(messages, params)
         key = request_key(messages, params)
         g = self._replies.get(key)
+        if g is None and self._kept is not None:
+            g = self._kept.generation(self.name, key)
+            if g is not None:
+                self._replies[key] = g
         if g is None:
             g = self.inner.chat(messages, params)
             self._replies[key] = g
+            if self._kept is not None:
+                self._kept.put(self.name, key, "chat", _generation_json(g))
             if len(self._replies) > self.max_entries:
                 self._replies.popitem(last=False)
             return g
@@ -88,9 +110,15 @@ class ReplayModel:
         key = request_key([*messages, Message("assistant", prefill)],
                           GenerationParams(stop=tuple(candidates)))
         s = self._scores.get(key)
+        if s is None and self._kept is not None:
+            s = self._kept.scores(self.name, key)
+            if s is not None:
+                self._scores[key] = s
         if s is None:
             s = self.inner.next_token_logprobs(messages, candidates, prefill)
             self._scores[key] = s
+            if self._kept is not None:
+                self._kept.put(self.name, key, "scores", json.dumps(asdict(s)))
             if len(self._scores) > self.max_entries:
                 self._scores.popitem(last=False)
             return s
@@ -101,6 +129,48 @@ class ReplayModel:
 
     def __getattr__(self, name: str) -> Any:  # sample, hidden_state, tokenize, …
         return getattr(self.inner, name)
+
+
+class ReplayFile:
+    """Replies kept on disk: one SQLite table keyed by (model, request key).
+
+    Each reply is committed as it is written, so a process killed mid-run loses none."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS replies (model TEXT, key TEXT, kind TEXT,"
+                         " reply TEXT, PRIMARY KEY (model, key, kind))")
+        self._db.commit()
+
+    def put(self, model: str, key: str, kind: str, reply: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
+                         (model, key, kind, reply))
+        self._db.commit()
+
+    def _get(self, model: str, key: str, kind: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT reply FROM replies WHERE model = ? AND key = ? AND"
+                               " kind = ?", (model, key, kind)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def generation(self, model: str, key: str) -> Generation | None:
+        d = self._get(model, key, "chat")
+        if d is None:
+            return None
+        lps = d.pop("logprobs")
+        if lps is not None:
+            lps = tuple(TokenLogprob(t["token"], t["logprob"],
+                                     tuple((a, b) for a, b in t["top"])) for t in lps)
+        return Generation(**d, logprobs=lps)
+
+    def scores(self, model: str, key: str) -> NextTokenScores | None:
+        d = self._get(model, key, "scores")
+        return NextTokenScores(**d) if d is not None else None
+
+
+def _generation_json(g: Generation) -> str:
+    return json.dumps(asdict(g))
 
 
 def unwrapped(model: ChatModel) -> ChatModel:

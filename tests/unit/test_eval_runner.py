@@ -557,6 +557,23 @@ def test_a_repeated_prompt_is_answered_once_and_charged_to_both_methods(
     assert "of them replayed/q" in text and "| 1.0 | 1.00 |" in text
 
 
+def test_a_method_added_in_a_later_process_replays_the_kept_replies(
+        tmp_path: Path, dataset: Path) -> None:
+    out = tmp_path / "run"
+    replies = [Generation(f"({x})", 50, 2, seconds=4.0) for x in "BACB"]
+    run_eval(FakePlatform(replies, tmp_path, replay=True), str(dataset), ["llm"],  # type: ignore[arg-type]
+             n=None, out=out, progress=False)
+    assert (out / "replay.sqlite").is_file()
+    later = FakePlatform([], tmp_path, replay=True)  # decodes nothing: all four are kept
+    run_eval(later, str(dataset), ["llm-again"], n=None, out=out, progress=False,  # type: ignore[arg-type]
+             force=True)
+    _, lines = read_run(out)
+    again = [ln.prediction for ln in lines if ln.prediction.method == "llm-again"]
+    assert [p.usage.replayed_calls for p in again] == [1, 1, 1, 1]
+    assert [p.answer for p in again] == [ln.prediction.answer for ln in lines
+                                         if ln.prediction.method == "llm"]
+
+
 def test_without_replay_every_method_decodes(tmp_path: Path, dataset: Path) -> None:
     p = FakePlatform(["B"] * 8, tmp_path, replay=True)
     run_eval(p, str(dataset), ["llm", "llm-again"], n=None, out=tmp_path / "run",  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag import clock
-from kgrag.llm.base import Generation, GenerationParams, Message
+from kgrag.llm.base import Generation, GenerationParams, Message, NextTokenScores, TokenLogprob
 from kgrag.llm.replay import ReplayModel, request_key, unwrapped
 from tests.doubles.scripted import ScriptedModel
 
@@ -63,3 +63,45 @@ def test_everything_else_is_the_inner_model() -> None:
     assert (m.name, m.capabilities, m.usage) == ("tiny", inner.capabilities, inner.usage)
     assert m.remaining == 1  # an attribute of the inner model only
     assert unwrapped(m) is inner and unwrapped(inner) is inner
+
+
+def test_kept_replies_outlive_the_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lp = (TokenLogprob("A", -0.1, (("A", -0.1), ("B", -2.3))),)
+    first = ReplayModel(ScriptedModel([Generation("forest", 12, 1, logprobs=lp, seconds=2.0)],
+                                      name="tiny"))
+    first.keep_in(tmp_path / "replay.sqlite")
+    g = first.chat(ASK, GenerationParams(max_tokens=8))
+
+    later = ReplayModel(ScriptedModel(["never decoded"], name="tiny"))  # another process
+    later.keep_in(tmp_path / "replay.sqlite")
+    again = later.chat(ASK, GenerationParams(max_tokens=8))
+    assert again == g and later.inner.remaining == 1  # type: ignore[attr-defined]
+    assert (later.usage.calls, later.usage.replayed, later.usage.seconds) == (1, 1, 2.0)
+
+
+def test_kept_replies_belong_to_their_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    a = ReplayModel(ScriptedModel(["from a"], name="model-a"))
+    a.keep_in(tmp_path / "replay.sqlite")
+    a.chat(ASK, GenerationParams())
+    b = ReplayModel(ScriptedModel(["from b"], name="model-b"))
+    b.keep_in(tmp_path / "replay.sqlite")
+    assert b.chat(ASK, GenerationParams()).text == "from b" and b.usage.replayed == 0
+
+
+def test_kept_letter_scores_are_replayed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    scores = NextTokenScores({"A": -0.2, "B": -1.9}, prompt_tokens=40, seconds=1.5)
+
+    class Scorer(ScriptedModel):
+        def next_token_logprobs(self, messages, candidates, prefill=""):  # type: ignore[no-untyped-def]
+            self.scored = getattr(self, "scored", 0) + 1
+            return scores
+
+    first = ReplayModel(Scorer([], name="tiny"))
+    first.keep_in(tmp_path / "replay.sqlite")
+    first.next_token_logprobs(ASK, ["A", "B"])
+    later = ReplayModel(Scorer([], name="tiny"))
+    later.keep_in(tmp_path / "replay.sqlite")
+    assert later.next_token_logprobs(ASK, ["A", "B"]) == scores
+    assert not hasattr(later.inner, "scored") and later.usage.replayed == 1
+    assert later.next_token_logprobs(ASK, ["A", "C"]) == scores  # another request: asked
+    assert later.inner.scored == 1  # type: ignore[attr-defined]
