@@ -265,14 +265,29 @@ def _options_section(methods: list[MethodMetrics], k: int | None = None) -> list
     if gated:
         lines += ["", "Evidence gate: questions answered closed-book (the gate fired) and "
                   "correct answers on each side.", "",
-                  "| method | questions | fired | correct when fired | correct with evidence |",
-                  "|---|---|---|---|---|"]
+                  "Switches: the evidence moved the choice and the gate kept it, with the "
+                  "correct answers it gave and those the closed-book choice had. Evidence "
+                  "choice reached: how often the reader, given the evidence, chose an option "
+                  "a path reaches, beside the share of options paths reach.", "",
+                  "| method | questions | fired | correct when fired | correct with evidence "
+                  "| switches | right / closed-book right | evidence choice reached "
+                  "| options reached |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for m in gated:
             g = m.gate or {}
             kept = g["questions"] - g["fired"]
-            lines.append(f"| {m.method} | {g['questions']} | {g['fired']} | "
-                         f"{g['fired_correct']}/{g['fired']} | {g['kept_correct']}/{kept} |")
+            lines.append(
+                f"| {m.method} | {g['questions']} | {g['fired']} | "
+                f"{g['fired_correct']}/{g['fired']} | {g['kept_correct']}/{kept} | "
+                f"{g.get('switched', 0)} | {g.get('switched_correct', 0)} / "
+                f"{g.get('switched_closed_correct', 0)} | "
+                f"{_share(g.get('read_reached', 0), g.get('read', 0))} | "
+                f"{_share(g.get('options_reached', 0), g.get('options', 0))} |")
     return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({part / whole:.0%})" if whole else "–"
 
 
 def _max_ratio(opts: dict[str, OptionCount]) -> str:

@@ -277,18 +277,43 @@ def option_counts(lines: list[RunLine]) -> dict[str, OptionCount] | None:
 
 
 def gate_counts(lines: list[RunLine]) -> dict[str, int] | None:
-    """How often an evidence gate ("gate" trace step) sent a question closed-book, and
-    the correct answers on each side; None when the method has no gate."""
-    out = {"questions": 0, "fired": 0, "fired_correct": 0, "kept_correct": 0}
+    """How an evidence gate ("gate" trace step) decided, from the traces; None when the
+    method has no gate. Keys:
+    - questions, fired (answered closed-book), fired_correct, kept_correct;
+    - switched: the evidence moved the choice and the gate kept it; switched_correct, and
+      switched_closed_correct (the closed-book choice it overrode was right);
+    - read: questions whose evidence the reader read (a "choose-evidence" step);
+      read_reached: of them, the evidence choice is an option a path reaches;
+      options / options_reached: the options of those questions, and those paths reach
+      (the base rate: a reader that ignores which options have paths picks a reached one
+      at about options_reached / options)."""
+    keys = ("questions", "fired", "fired_correct", "kept_correct", "switched",
+            "switched_correct", "switched_closed_correct", "read", "read_reached",
+            "options", "options_reached")
+    out = dict.fromkeys(keys, 0)
     for ln in lines:
-        steps = [s for s in ln.prediction.trace if s.stage == "gate"]
-        if not steps:
+        steps = {s.stage: s for s in ln.prediction.trace}
+        if "gate" not in steps:
             continue
-        fired = not steps[-1].data.get("use_evidence", True)
+        gate = steps["gate"].data
+        fired = not gate.get("use_evidence", True)
         right = per_question_scores(ln).get("correct", 0.0) > 0
         out["questions"] += 1
         out["fired"] += fired
         out["fired_correct" if fired else "kept_correct"] += right
+        closed, read = steps.get("choose-closed"), steps.get("choose-evidence")
+        if read is None or closed is None:
+            continue
+        chosen, before = read.data.get("label"), closed.data.get("label")
+        supported = set(gate.get("supported") or ())
+        out["read"] += 1
+        out["read_reached"] += chosen in supported
+        out["options"] += len(ln.question.choices)
+        out["options_reached"] += len(supported)
+        if not fired and chosen != before:
+            out["switched"] += 1
+            out["switched_correct"] += right
+            out["switched_closed_correct"] += before in ln.question.answers
     return out if out["questions"] else None
 
 
