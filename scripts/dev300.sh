@@ -6,6 +6,13 @@
 #                                       ablations (MetaKGRAG's Tables 2, 4 and 6)
 #   scripts/dev300.sh text [N] [STEP]   HotpotQA and 2Wiki, open-domain: cot, rag, ircot,
 #                                       flare, seakr, metarag (SeaKR's Table 1)
+#   scripts/dev300.sh reader [N] [STEP] CommonsenseQA, MedQA, MMLU law with the letter reader
+#                                       and the PriDe prior (`kgrag reader prior` first) over
+#                                       the full graphs: llm, kg-no-evidence, kg-vanilla,
+#                                       metakgrag-oa (ours), metakgrag, its four ablations,
+#                                       tog (issue 43's tables), into the committed runs
+#                                       docs/results/reader-csqa-kgfull and
+#                                       docs/results/reader-{medqa,mmlu-law}-dev300
 #
 # N defaults to 300 (the whole dev300 files), STEP to 4. Each step answers STEP more
 # questions with every method of every dataset before the next, so wherever the script
@@ -39,7 +46,11 @@ case "$SIDE" in
     DATASETS=${DATASETS:-hotpotqa,2wiki}
     METHODS=${METHODS:-cot,rag,ircot,flare,metarag,seakr}
     ;;
-  *) echo "unknown side '$SIDE': kg or text" >&2; exit 2 ;;
+  reader)
+    DATASETS=${DATASETS:-csqa,medqa,mmlu-law}
+    METHODS=${METHODS:-llm,kg-no-evidence,kg-vanilla,metakgrag-oa,metakgrag,metakgrag-no-cycle,metakgrag-no-completeness,metakgrag-no-relevance,metakgrag-no-restart,tog}
+    ;;
+  *) echo "unknown side '$SIDE': kg, text or reader" >&2; exit 2 ;;
 esac
 
 domain_of() {  # the graph a KG dataset's questions are answered over
@@ -51,20 +62,27 @@ domain_of() {  # the graph a KG dataset's questions are answered over
   esac
 }
 
+run_of() {  # the run directory of a dataset's side
+  if [ "$SIDE" != reader ]; then echo "$RUNS/$1"
+  elif [ "$1" = csqa ]; then echo docs/results/reader-csqa-kgfull
+  else echo "docs/results/reader-$1-dev300"; fi
+}
+
 $K neo4j status >/dev/null 2>&1 || $K neo4j start
 IFS=, read -r -a datasets <<< "$DATASETS"
 for ((n = STEP; n < N + STEP; n += STEP)); do
   ((n > N)) && n=$N
   for d in "${datasets[@]}"; do
-    args=(--dataset "$d" --methods "$METHODS" --n "$n" --out "$RUNS/$d")
-    [ "$SIDE" = kg ] && args+=(--domain "$(domain_of "$d")")
+    args=(--dataset "$d" --methods "$METHODS" --n "$n" --out "$(run_of "$d")")
+    [ "$SIDE" != text ] && args+=(--domain "$(domain_of "$d")")
+    [ "$SIDE" = reader ] && args+=(--bias prior)
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
-    $K score "$RUNS/$d" --same "$n" >/dev/null
+    $K score "$(run_of "$d")" --same "$n" >/dev/null
   done
   ((n == N)) && break
 done
 runs=()
-for d in "${datasets[@]}"; do runs+=("$RUNS/$d"); done
+for d in "${datasets[@]}"; do runs+=("$(run_of "$d")"); done
 $K report "${runs[@]}" --out "$RUNS/report-$SIDE"
 echo "tables: $RUNS/report-$SIDE/report.md; per run: python scripts/results_tables.py ${runs[*]}"
