@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
     reader_app = typer.Typer(no_args_is_help=True,
                              help="The multiple-choice reader (letter probabilities).")
     reader_app.command("prior")(reader_prior)
+    reader_app.command("trust")(reader_trust)
     app.add_typer(reader_app, name="reader")
 
 
@@ -71,17 +72,22 @@ def eval_(
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     p = platform_for(model)
+    _set_reader(p, bias, rotations)
+    run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
+    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
+             redo_errors=redo_errors, replay=replay, explanations=explanations)
+    console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
+                  f"score with `kgrag score {run_dir}`")
+
+
+def _set_reader(p: Platform, bias: str | None, rotations: int | None) -> None:
+    """Override the configured letter reader's bias correction for this command."""
     if bias is not None or rotations is not None:
         from kgrag.reader import ReaderConfig
 
         update = {k: v for k, v in (("bias", bias), ("rotations", rotations)) if v is not None}
         p.settings.reader = ReaderConfig.model_validate(
             p.settings.reader.model_dump() | update)
-    run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
-    run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
-             redo_errors=redo_errors, replay=replay, explanations=explanations)
-    console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
-                  f"score with `kgrag score {run_dir}`")
 
 
 def score(
@@ -156,6 +162,37 @@ def reader_prior(
                                                            strict=True))
     console.print(f"position prior of {prior.model} on {dataset} from {prior.questions} "
                   f"questions of {prior.source}: {shares}\nwritten: {path}")
+
+
+def reader_trust(
+    dataset: Annotated[str, typer.Option(help="csqa, medqa or mmlu-law: calibrated on its "
+                                              "calibration file (never an evaluation file).")],
+    domain: Annotated[str | None, typer.Option(help="Graph whose evidence is calibrated "
+                                                    "(default: the dataset's domain).")] = None,
+    n: Annotated[int, typer.Option(min=1, help="Calibration questions.")] = 60,
+    model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
+    bias: Annotated[str, typer.Option(help="The letter reader's bias correction, as the "
+                                           "runs that use the trust read (none, rotate, "
+                                           "prior).")] = "prior",
+) -> None:
+    """Calibrate how far `metakgrag-oa-trust` trusts a graph's evidence: answer calibration
+    questions with `metakgrag-oa` (each one's own source record left out of the paths) and
+    keep the policy (closed-book, gate, evidence) with the most correct answers."""
+    from eval.trust import estimate_trust
+    from metakg.trust import trust_path
+
+    p = platform_for(model)
+    _set_reader(p, bias, None)
+    trust = estimate_trust(p, dataset, domain, n)
+    root = p.reader_config().prior_dir
+    assert root is not None  # resolved by the platform
+    path = trust_path(root, trust.model, dataset, trust.domain)
+    trust.save(path)
+    counts = " · ".join(f"{k} {v}" for k, v in trust.correct.items())
+    console.print(f"evidence trust of {trust.model} in {trust.domain} on {dataset}, "
+                  f"{trust.questions} questions of {trust.source} (evidence read on "
+                  f"{trust.evidence_read}): correct {counts} → policy {trust.policy}\n"
+                  f"written: {path}")
 
 
 def sweep(

@@ -71,7 +71,8 @@ def calibration_questions(dataset: str, data_dir: Path, n: int) -> tuple[str, li
 
 
 def _medmcqa(path: Path, n: int) -> list[Question]:
-    """MedMCQA lines (opa…opd, cop) as questions; the answer is not needed here."""
+    """MedMCQA lines (opa…opd, cop: the 1-based correct option) as questions; the prior
+    needs no answer, the evidence trust (`eval.trust`) does."""
     out: list[Question] = []
     with path.open(encoding="utf-8") as f:
         for line in f:
@@ -79,8 +80,10 @@ def _medmcqa(path: Path, n: int) -> list[Question]:
             texts = [r.get(k) or "" for k in ("opa", "opb", "opc", "opd")]
             if not r.get("question") or not all(texts):
                 continue
+            cop = r.get("cop")
+            answers = ["ABCD"[cop - 1]] if isinstance(cop, int) and 1 <= cop <= 4 else []
             out.append(Question(id=str(r.get("id", len(out))), text=r["question"],
-                                dataset="medmcqa", kind="multiple_choice",
+                                dataset="medmcqa", kind="multiple_choice", answers=answers,
                                 choices=[Choice(label=lb, text=t) for lb, t in
                                          zip("ABCD", texts, strict=True)]))
             if len(out) >= n:

@@ -48,7 +48,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Text RAG", ("rag",)),
     ("Graph-guided text RAG", ("kg-ppr", "ircot-ppr")),
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
-    ("Ours", ("metakgrag", "metakgrag-oa")),
+    ("Ours", ("metakgrag", "metakgrag-oa", "metakgrag-oa-trust")),
 ]
 # Full method → its ablation variants (MetaKGRAG Table 6, SeaKR Table 3, IM-RAG Table 3).
 ABLATIONS: dict[str, tuple[str, ...]] = {

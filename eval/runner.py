@@ -456,6 +456,26 @@ def keep_prior(p: Platform, out: Path, dataset: str, force: bool) -> None:
     kept.write_text(src.read_text())
 
 
+def keep_trust(p: Platform, out: Path, dataset: str, domain: str, methods: Sequence[str],
+               force: bool) -> None:
+    """With `metakgrag-oa-trust`, keep the calibrated evidence trust it applies beside the
+    predictions (`trust.json`); a run never mixes two calibrations unless forced."""
+    get = getattr(p, "reader_config", None)
+    reader = get() if get else None
+    if "metakgrag-oa-trust" not in methods or reader is None or reader.prior_dir is None:
+        return
+    from metakg.trust import trust_path
+
+    src = trust_path(reader.prior_dir, p.chat_model.name, dataset, domain)
+    if not src.is_file():
+        return  # the method refuses the first question with the command that makes one
+    kept = out / "trust.json"
+    if kept.is_file() and kept.read_text() != src.read_text() and not force:
+        raise KgragError(f"{out} was answered with another evidence trust ({kept})",
+                         hint="use a new --out directory, or --force to mix them knowingly")
+    kept.write_text(src.read_text())
+
+
 def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
               out: Path, domain: str | None, force: bool, progress: bool,
               redo_errors: bool = False, replay: bool = True,
@@ -479,6 +499,8 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
     config.explanations = explanations
     prepare_run(out, config, force)
     keep_prior(p, out, questions[0].dataset, force)
+    if domain:
+        keep_trust(p, out, questions[0].dataset, domain, methods, force)
     if isinstance(replayer, ReplayModel):  # replies outlive the process (resumed runs)
         replayer.keep_in(out / REPLAY_FILE)
     predictions = out / "predictions.jsonl"

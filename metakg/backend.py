@@ -120,8 +120,10 @@ class GraphBackend(Protocol):
         """The domain's counts; raises `DomainNotBuilt` when it is not built."""
         ...
 
-    def open(self, domain: str, question: str, concepts: Sequence[str]) -> QuestionGraph:
-        """Embed the question and concepts (named `QUESTION`, `concept_name(c)`)."""
+    def open(self, domain: str, question: str, concepts: Sequence[str],
+             exclude_documents: Sequence[str] = ()) -> QuestionGraph:
+        """Embed the question and concepts (named `QUESTION`, `concept_name(c)`);
+        option-anchored paths skip facts that come only from `exclude_documents`."""
         ...
 
 

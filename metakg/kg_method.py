@@ -56,6 +56,9 @@ from metakg.trace import EvidenceView, MatchView, render_evidence
 
 log = logging.getLogger(__name__)
 NO_EVIDENCE = "No facts from the knowledge graph matched this question."
+# Question.meta key: the knowledge-source document a calibration question comes from
+# (`eval.trust`); option-anchored paths then skip the facts built only from it.
+SOURCE_DOCUMENT = "source_document"
 
 
 class Meter:
@@ -157,8 +160,10 @@ class KGMethod(QAMethod):
                       f"{', '.join(concepts) or '(none)'}", concepts=list(concepts),
                       given=True, **meter.take())
         start, llm0, cy0 = clock.now(), meter.llm_seconds(), meter.cypher_seconds()
+        own = question.meta.get(SOURCE_DOCUMENT)  # a calibration question's own record
         graph = self.backend.open(domain, embedding_text(question),
-                                  self.perceived(question, concepts))
+                                  self.perceived(question, concepts),
+                                  exclude_documents=(own,) if own else ())
         ctx = Context(question, domain, tuple(concept_name(c) for c in concepts), graph, trace,
                       meter)
         starts = self._match(ctx)

@@ -4,6 +4,7 @@
 |---|---|
 | `metakgrag` | MetaKGRAG (Alg. 1): greedy paths from each start, refined by the cycle |
 | `metakgrag-oa` | ours: option-anchored paths (1–3 hops) grouped by option, evidence gate |
+| `metakgrag-oa-trust` | ours: `metakgrag-oa` whose gate first applies a calibrated trust |
 | `metakgrag-no-cycle` … `-no-restart` | the §4.2.2 ablations (Table 6) |
 | `kg-vanilla` | vanilla KG-RAG: the matched entities' top-k facts, no cycle |
 | `tog` | Think-on-Graph-style LLM-pruned beam search (`metakg.tog`) |
@@ -75,6 +76,14 @@ class MetaKGRAGOptionAnchored(OptionAnchored, MetaKGRAG):
     option, and an evidence gate (`metakg.option_anchored`). Not in the paper."""
 
     name: ClassVar[str] = "metakgrag-oa"
+
+
+class MetaKGRAGOptionAnchoredTrust(MetaKGRAGOptionAnchored):
+    """Ours: `metakgrag-oa` whose gate first applies the policy calibrated for this model,
+    graph and dataset (`metakg.trust`, `kgrag reader trust`). Not in the paper."""
+
+    name: ClassVar[str] = "metakgrag-oa-trust"
+    trusts_calibration: ClassVar[bool] = True
 
 
 class MetaKGRAGNoCycle(MetaKGRAG):
@@ -162,8 +171,9 @@ def _factory(cls: type[KGMethod]) -> Factory:
 
 
 METHOD_CLASSES: tuple[type[KGMethod], ...] = (
-    MetaKGRAG, MetaKGRAGOptionAnchored, MetaKGRAGNoCycle, MetaKGRAGNoCompleteness,
-    MetaKGRAGNoRelevance, MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph, KGNoEvidence)
+    MetaKGRAG, MetaKGRAGOptionAnchored, MetaKGRAGOptionAnchoredTrust, MetaKGRAGNoCycle,
+    MetaKGRAGNoCompleteness, MetaKGRAGNoRelevance, MetaKGRAGNoRestart, KGVanilla, ThinkOnGraph,
+    KGNoEvidence)
 
 FACTORIES: dict[str, Factory] = {cls.name: _factory(cls) for cls in METHOD_CLASSES}
 # Every method here reads the domain graph (`kgrag.platform.graph_methods()`).

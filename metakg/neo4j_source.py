@@ -87,13 +87,16 @@ class CypherBackend:
         self._info[domain] = info
         return info
 
-    def open(self, domain: str, question: str, concepts: Sequence[str]) -> CypherGraph:
+    def open(self, domain: str, question: str, concepts: Sequence[str],
+             exclude_documents: Sequence[str] = ()) -> CypherGraph:
+        """`exclude_documents`: source documents whose facts option-anchored paths skip
+        (a calibration question's own record; `CypherGraph.anchored_hop`)."""
         info = self._info.get(domain) or self.check(domain)
         vectors = self.embedder.embed([question, *concepts])
         sim = Similarity({QUESTION: unit(vectors[0])})
         for text, v in zip(concepts, vectors[1:], strict=True):
             sim.add(concept_name(text), unit(v))
-        return CypherGraph(self, info, sim)
+        return CypherGraph(self, info, sim, exclude_documents)
 
     def fetch(self, info: DomainInfo, k: int) -> int:
         """How many nodes to ask the shared vector index for, to get `k` of the domain."""
@@ -117,8 +120,10 @@ class CypherGraph(CandidateOps):
     an earlier hop costs no round trip; `calls` counts the hop queries actually sent.
     """
 
-    def __init__(self, backend: CypherBackend, info: DomainInfo, sim: Similarity) -> None:
+    def __init__(self, backend: CypherBackend, info: DomainInfo, sim: Similarity,
+                 exclude_documents: Sequence[str] = ()) -> None:
         self._b, self.info, self.domain, self.sim = backend, info, info.domain, sim
+        self.exclude = list(exclude_documents)
         self.concepts = [n for n in sim.names() if n != QUESTION]
         self._q = sim.vector(QUESTION).tolist()
         self._names: dict[str, str] = {}
@@ -168,7 +173,7 @@ class CypherGraph(CandidateOps):
         self.calls += 1
         rows = self._b.store.read("metakg/anchored_hop", {
             "domain": self.domain, "frontier": list(frontier), "targets": list(targets),
-            "visited": list(visited), "cap": cap, "q": self._q})
+            "visited": list(visited), "cap": cap, "q": self._q, "exclude": self.exclude})
         out = []
         for r in rows:
             self._names.setdefault(r["source"], r["source_name"] or r["source"])

@@ -14,6 +14,11 @@ multiple-choice question (other questions are answered as `metakgrag` answers th
   `metakg.gate` decide whether the evidence is used; where no path reaches any option,
   the question is answered closed-book without an evidence pass.
 
+`metakgrag-oa-trust` (ours) puts a calibrated policy before those rules (`metakg.trust`):
+on a graph where, on calibration questions, the evidence reading scored below closed-book
+it answers closed-book; where it scored above, it uses the evidence reading wherever paths
+reached an option; otherwise the rules decide.
+
 Trace steps beyond `metakgrag`'s: `anchored` (per hop: frontier, rows, options reached;
 completeness), `choose-evidence`, `choose-closed`, `gate`, and the final `choose`.
 """
@@ -24,6 +29,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from kgrag.baselines import closed_book_render
+from kgrag.errors import KgragError
 from kgrag.method import Answer, Trace
 from kgrag.reader import Choice
 from kgrag.types import Question
@@ -32,6 +38,7 @@ from metakg.backend import concept_name
 from metakg.gate import GateDecision, decide
 from metakg.graph import Triple
 from metakg.kg_method import NO_EVIDENCE, Context, KGMethod
+from metakg.trust import EvidenceTrust, trust_path
 
 
 class OptionAnchored(KGMethod):
@@ -44,6 +51,8 @@ class OptionAnchored(KGMethod):
     cap: ClassVar[int] = 25  # neighbours per frontier entity and hop (targets always kept)
     frontier_size: ClassVar[int] = 12
     paths_per_option: ClassVar[int] = 3
+    # `metakgrag-oa-trust`: the gate first applies the calibrated policy of `metakg.trust`
+    trusts_calibration: ClassVar[bool] = False
 
     def _answer(self, question: Question, trace: Trace) -> Answer:
         if not question.is_multiple_choice:
@@ -62,7 +71,8 @@ class OptionAnchored(KGMethod):
         if lines or not self.reader.gate:
             with_ev = self.read(question, self.evidence_render(ctx, evidence), trace,
                                 prompt="answer_choose", stage="choose-evidence")
-        final, decision = self._decide(question, closed, with_ev, search, bool(lines), trace)
+        final, decision = self._decide(question, closed, with_ev, search, bool(lines), trace,
+                                       ctx.domain)
         trace.add("choose", f"{final.label} ({'evidence' if final is with_ev else 'closed-book'})",
                   prompt="answer_choose" if final is with_ev else "llm_choose",
                   prompt_tokens=0, **final.trace_data(),
@@ -73,20 +83,51 @@ class OptionAnchored(KGMethod):
                       setting="kg" if use else "kg-none")
 
     def _decide(self, question: Question, closed: Choice | None, with_ev: Choice | None,
-                search: AnchoredSearch | None, has_evidence: bool, trace: Trace
-                ) -> tuple[Choice, GateDecision | None]:
+                search: AnchoredSearch | None, has_evidence: bool, trace: Trace,
+                domain: str) -> tuple[Choice, GateDecision | None]:
         if closed is None:  # gate off
             assert with_ev is not None
             return with_ev, None
+        trust = self.trust(question, domain) if self.trusts_calibration else None
         if with_ev is None:
             decision = decide(closed.probs, closed.probs, None, False)
+        elif trust is not None and trust.policy == "closed-book":
+            decision = GateDecision(False, "trust-closed-book", "calibration: on this graph "
+                                    "the evidence reading scored below closed-book")
+        elif trust is not None and trust.policy == "evidence":
+            decision = GateDecision(True, "trust-evidence", "calibration: on this graph the "
+                                    "evidence reading scored above closed-book")
         else:
             supported = search.supported if search is not None else None
             decision = decide(closed.probs, with_ev.probs, supported, has_evidence)
         trace.add("gate", f"{'evidence' if decision.use_evidence else 'closed-book'}: "
                   f"{decision.why}", use_evidence=decision.use_evidence, rule=decision.rule,
-                  supported=sorted(search.supported) if search is not None else None)
+                  supported=sorted(search.supported) if search is not None else None,
+                  **({"trust": trust.policy} if trust is not None else {}))
         return (with_ev if decision.use_evidence and with_ev is not None else closed), decision
+
+    def trust(self, question: Question, domain: str) -> EvidenceTrust:
+        """The calibrated trust of this model in `domain`'s evidence on the question's
+        dataset (`kgrag reader trust`); refused with the command when there is none."""
+        cache: dict[tuple[str, str], EvidenceTrust] = self.__dict__.setdefault("_trusts", {})
+        key = (question.dataset, domain)
+        if key not in cache:
+            root = self.reader.prior_dir
+            path = trust_path(root, self.model.name, *key) if root is not None else None
+            if path is None or not path.is_file():
+                raise KgragError(f"no calibrated evidence trust for {self.model.name} on "
+                                 f"{question.dataset} over {domain} ({path})",
+                                 hint=f"run `kgrag reader trust --dataset {question.dataset} "
+                                 f"--domain {domain}`")
+            trust = EvidenceTrust.load(path)
+            if trust.bias != self.reader.bias:
+                raise KgragError(f"the evidence trust in {path} was calibrated with bias "
+                                 f"{trust.bias!r}, this reader corrects with "
+                                 f"{self.reader.bias!r}",
+                                 hint=f"run `kgrag reader trust --dataset {question.dataset} "
+                                 f"--domain {domain} --bias {self.reader.bias}`")
+            cache[key] = trust
+        return cache[key]
 
     def perceived(self, question: Question, concepts: Sequence[str]) -> tuple[str, ...]:
         """The question's concepts plus each option's text as that option's concept."""

@@ -139,7 +139,8 @@ class MemoryBackend:
             raise DomainNotBuilt(domain, "has no entities")
         return DomainInfo(domain, len(self.entities), len(self.entities), len(self.triples))
 
-    def open(self, domain: str, question: str, concepts: Sequence[str]) -> MemoryGraph:
+    def open(self, domain: str, question: str, concepts: Sequence[str],
+             exclude_documents: Sequence[str] = ()) -> MemoryGraph:  # no provenance here
         keys = list(self.entities)
         texts = [question, *concepts, *(self.entities[k] for k in keys)]
         names = [QUESTION, *(concept_name(c) for c in concepts), *keys]

@@ -104,3 +104,53 @@ def test_no_path_to_any_option_answers_closed_book_without_an_evidence_pass(
     steps = {s.stage: s.data for s in pred.trace}
     assert steps["gate"]["rule"] == "no-evidence" and not steps["gate"]["use_evidence"]
     assert pred.answer == "A. garage" and pred.setting == "kg-none" and model.remaining == 0
+
+
+def test_a_calibration_question_s_own_record_is_left_out_of_the_paths(
+        platform, test_domain) -> None:  # type: ignore[no-untyped-def]
+    own, other = f"{test_domain}:own", f"{test_domain}:other"
+    from_own = {("Dairy", "stored_in", "Refrigerator"), ("Refrigerator", "produces", "Cold")}
+    GraphWriter(platform.store, platform.embedder, test_domain).write(
+        [{"id": f"{d}:0", "doc": d, "text": "toy", "source": "test", "title": "toy",
+          "line": 1} for d in (own, other)],
+        [{"key": key(n), "name": n, "aliases": []} for n in NAMES],
+        [{"h": key(h), "r": r, "t": key(t), "k": "conceptual", "conf": 1.0,
+          "chunks": [f"{own if (h, r, t) in from_own else other}:0"]} for h, r, t in FACTS],
+        WriteReport(test_domain))
+    targets = {"A": ["oven"], "B": ["refrigerator"], "C": ["garage"]}
+    backend = CypherBackend(platform.store, platform.embedder)
+    every = search_anchored(backend.open(test_domain, QUESTION.text, ["milk"]), ["milk"],
+                            targets)
+    assert every.supported == {"A", "B"}
+    left_out = search_anchored(backend.open(test_domain, QUESTION.text, ["milk"],
+                                            exclude_documents=[own]), ["milk"], targets)
+    assert left_out.supported == {"A"}  # both paths to the refrigerator came from `own`
+    assert not any(t.relation in {"stored_in", "produces"} and t.head == "refrigerator"
+                   for p in left_out.paths["A"] for t in p.triples)
+
+
+@pytest.mark.parametrize(("policy", "answer", "rule"), [
+    ("closed-book", "C. garage", "trust-closed-book"),
+    ("evidence", "B. refrigerator", "trust-evidence"),
+    ("gate", "B. refrigerator", "supported-switch"),
+])
+def test_the_calibrated_trust_decides_before_the_rules(
+        platform, toy, tmp_path, policy, answer, rule) -> None:  # type: ignore[no-untyped-def]
+    from metakg.methods import MetaKGRAGOptionAnchoredTrust
+    from metakg.trust import POLICIES, EvidenceTrust, trust_path
+
+    closed = {"A": math.log(0.2), "B": math.log(0.3), "C": math.log(0.5)}
+    with_evidence = {"A": math.log(0.1), "B": math.log(0.8), "C": math.log(0.1)}
+    model = ScriptedModel(['{"concepts": ["milk"]}', closed, with_evidence])
+    method = MetaKGRAGOptionAnchoredTrust(
+        model, CypherBackend(platform.store, platform.embedder), toy)
+    method.reader = method.reader.model_copy(update={"prior_dir": tmp_path})
+    with pytest.raises(Exception, match="kgrag reader trust --dataset toy"):
+        method.trust(QUESTION, toy)
+    correct = {p: (5 if p == policy else 3) for p in POLICIES}
+    EvidenceTrust(model.name, "toy", toy, "test", 10, correct).save(
+        trust_path(tmp_path, model.name, "toy", toy))
+    pred = method.answer(QUESTION)
+    steps = {s.stage: s.data for s in pred.trace}
+    assert pred.error is None and pred.answer == answer
+    assert steps["gate"]["rule"] == rule and steps["gate"]["trust"] == policy

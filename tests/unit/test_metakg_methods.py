@@ -269,6 +269,7 @@ def test_factories_build_each_method_with_its_ablation_switches() -> None:
     expected = {
         "metakgrag": Ablation(),
         "metakgrag-oa": Ablation(),
+        "metakgrag-oa-trust": Ablation(),
         "metakgrag-no-cycle": Ablation(cycle=False),
         "metakgrag-no-completeness": Ablation(completeness_check=False),
         "metakgrag-no-relevance": Ablation(relevance_check=False),

@@ -1,0 +1,81 @@
+"""Calibrated evidence trust (`metakg.trust`, `eval.trust`): the policy from the counts,
+calibration questions named after their own source record, and the tally from traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval.prior import calibration_questions
+from eval.runner import RunLine
+from eval.trust import as_calibration, source_document, tally
+from kgrag.errors import DataError
+from kgrag.types import Choice, Prediction, Question, TraceStep
+from metakg.kg_method import SOURCE_DOCUMENT
+from metakg.trust import EvidenceTrust, choose_policy, trust_path
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+OPTIONS = [Choice(label=lb, text=t) for lb, t in zip("ABC", ["x", "y", "z"], strict=True)]
+
+
+def test_the_most_correct_policy_wins_and_ties_use_the_evidence_less() -> None:
+    assert choose_policy({"closed-book": 30, "gate": 31, "evidence": 29}) == "gate"
+    assert choose_policy({"closed-book": 30, "gate": 30, "evidence": 30}) == "closed-book"
+    assert choose_policy({"closed-book": 28, "gate": 30, "evidence": 30}) == "gate"
+    assert choose_policy({"closed-book": 25, "gate": 27, "evidence": 30}) == "evidence"
+
+
+def test_a_trust_file_round_trips(tmp_path: Path) -> None:
+    t = EvidenceTrust("m", "mmlu-law", "legal", "legal/val.jsonl", 60,
+                      {"closed-book": 20, "gate": 22, "evidence": 25}, 40, "prior")
+    path = trust_path(tmp_path, "m", "mmlu-law", "legal")
+    t.save(path)
+    assert path.name == "mmlu-law.legal.trust.json" and '"policy": "evidence"' in (
+        path.read_text())
+    assert EvidenceTrust.load(path) == t
+
+
+def test_a_calibration_question_names_its_own_record() -> None:
+    q = Question(id="075e", text="Q?", kind="multiple_choice", choices=OPTIONS,
+                 answers=["B"], dataset="medmcqa")
+    c = as_calibration(q, "csqa", "commonsense", "commonsense/csqa_train.jsonl")
+    assert c.meta[SOURCE_DOCUMENT] == "commonsense:csqa_train:075e"
+    assert (c.dataset, c.domain) == ("csqa", "commonsense")
+    assert source_document("medical", "medical/medmcqa_dev.jsonl", "45ab") == (
+        "medical:medmcqa_dev:45ab")
+    with pytest.raises(DataError, match="has no answer"):
+        as_calibration(q.model_copy(update={"answers": []}), "csqa", "commonsense", "f")
+
+
+@pytest.mark.skipif(not (DATA / "medical" / "medmcqa_dev.jsonl").is_file(),
+                    reason="shared data folder not present")
+def test_medmcqa_calibration_questions_carry_their_answer() -> None:
+    relative, qs = calibration_questions("medqa", DATA, 5)
+    assert relative == "medical/medmcqa_dev.jsonl"
+    assert all(len(q.answers) == 1 and q.answers[0] in "ABCD" for q in qs)
+
+
+def _line(gold: str, closed: str, read: str | None, answer: str) -> RunLine:
+    q = Question(id=f"{gold}{closed}{read}", text="?", kind="multiple_choice",
+                 choices=OPTIONS, answers=[gold])
+    def letters(lb: str) -> dict[str, float]:
+        return {x: (0.8 if x == lb else 0.1) for x in "ABC"}
+    trace = [TraceStep(stage="choose-closed", summary="", data={"letters": letters(closed)})]
+    if read is not None:
+        trace.append(TraceStep(stage="choose-evidence", summary="",
+                               data={"letters": letters(read)}))
+    return RunLine(question=q, prediction=Prediction(question_id=q.id, method="metakgrag-oa",
+                                                     answer=answer, trace=trace))
+
+
+def test_the_tally_counts_each_policy_from_the_trace() -> None:
+    lines = [
+        _line("A", "A", "B", "A"),   # closed right, evidence wrong, the gate kept closed
+        _line("B", "A", "B", "B"),   # evidence right, the gate switched
+        _line("C", "C", None, "C"),  # no path: every policy answers closed-book
+        _line("A", "B", "C", "C"),   # all wrong
+    ]
+    t = tally(lines, model="m", dataset="csqa", domain="commonsense", source="f", bias="prior")
+    assert t.correct == {"closed-book": 2, "gate": 3, "evidence": 2}
+    assert (t.questions, t.evidence_read, t.policy, t.bias) == (4, 3, "gate", "prior")
