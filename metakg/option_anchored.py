@@ -15,9 +15,9 @@ multiple-choice question (other questions are answered as `metakgrag` answers th
   the question is answered closed-book without an evidence pass.
 
 `metakgrag-oa-trust` (ours) puts a calibrated policy before those rules (`metakg.trust`):
-on a graph where, on calibration questions, the evidence reading scored below closed-book
-it answers closed-book; where it scored above, it uses the evidence reading wherever paths
-reached an option; otherwise the rules decide.
+on a graph where, on calibration questions, closed-book scored best it answers closed-book
+before retrieving anything (the cost of `llm`); where the evidence reading scored best it
+uses it wherever paths reached an option; otherwise the rules decide.
 
 Trace steps beyond `metakgrag`'s: `anchored` (per hop: frontier, rows, options reached;
 completeness), `choose-evidence`, `choose-closed`, `gate`, and the final `choose`.
@@ -57,6 +57,11 @@ class OptionAnchored(KGMethod):
     def _answer(self, question: Question, trace: Trace) -> Answer:
         if not question.is_multiple_choice:
             return super()._answer(question, trace)
+        if self.trusts_calibration and self.reader.gate:
+            domain = self.domain or question.domain or ""
+            trust = self.trust(question, domain)
+            if trust.policy == "closed-book":  # decided before any retrieval: none is made
+                return self._closed_by_trust(question, trust, trace)
         found = self.gather(question, trace)
         ctx, search = found.ctx, found.ctx.anchored
         options = {c.label: c.text for c in question.choices}
@@ -81,6 +86,21 @@ class OptionAnchored(KGMethod):
         return Answer(text=self.reply_text(question, final, evidence if use else "", trace),
                       evidence=lines if use else [], retrievals=ctx.retrievals,
                       setting="kg" if use else "kg-none")
+
+    def _closed_by_trust(self, question: Question, trust: EvidenceTrust, trace: Trace
+                         ) -> Answer:
+        closed = self.read(question, closed_book_render(question), trace,
+                           prompt="llm_choose", stage="choose-closed")
+        c = trust.correct
+        trace.add("gate", f"closed-book: calibrated on {trust.questions} questions of "
+                  f"{trust.source}, the evidence reading scored {c.get('evidence', 0)} and "
+                  f"the gate {c.get('gate', 0)} against closed-book {c.get('closed-book', 0)};"
+                  " nothing is retrieved", use_evidence=False, rule="trust-closed-book",
+                  supported=None, trust=trust.policy)
+        trace.add("choose", f"{closed.label} (closed-book)", prompt="llm_choose",
+                  prompt_tokens=0, **closed.trace_data(), gate="trust-closed-book")
+        return Answer(text=self.reply_text(question, closed, "", trace), evidence=[],
+                      retrievals=0, setting="kg-none")
 
     def _decide(self, question: Question, closed: Choice | None, with_ev: Choice | None,
                 search: AnchoredSearch | None, has_evidence: bool, trace: Trace,

@@ -141,7 +141,9 @@ def test_the_calibrated_trust_decides_before_the_rules(
 
     closed = {"A": math.log(0.2), "B": math.log(0.3), "C": math.log(0.5)}
     with_evidence = {"A": math.log(0.1), "B": math.log(0.8), "C": math.log(0.1)}
-    model = ScriptedModel(['{"concepts": ["milk"]}', closed, with_evidence])
+    # closed-book is decided before anything is retrieved: one pass, no concepts call
+    model = ScriptedModel([closed] if policy == "closed-book" else
+                          ['{"concepts": ["milk"]}', closed, with_evidence])
     method = MetaKGRAGOptionAnchoredTrust(
         model, CypherBackend(platform.store, platform.embedder), toy)
     method.reader = method.reader.model_copy(update={"prior_dir": tmp_path})
@@ -150,7 +152,11 @@ def test_the_calibrated_trust_decides_before_the_rules(
     correct = {p: (5 if p == policy else 3) for p in POLICIES}
     EvidenceTrust(model.name, "toy", toy, "test", 10, correct).save(
         trust_path(tmp_path, model.name, "toy", toy))
+    before = platform.store.stats.queries
     pred = method.answer(QUESTION)
     steps = {s.stage: s.data for s in pred.trace}
     assert pred.error is None and pred.answer == answer
     assert steps["gate"]["rule"] == rule and steps["gate"]["trust"] == policy
+    assert model.remaining == 0
+    if policy == "closed-book":
+        assert platform.store.stats.queries == before and pred.setting == "kg-none"
