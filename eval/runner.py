@@ -446,14 +446,8 @@ def keep_prior(p: Platform, out: Path, dataset: str, force: bool) -> None:
         return
     from kgrag.reader import prior_path
 
-    src = prior_path(reader.prior_dir, p.chat_model.name, dataset)
-    if not src.is_file():
-        return  # the method refuses the first question with the command that makes one
-    kept = out / "prior.json"
-    if kept.is_file() and kept.read_text() != src.read_text() and not force:
-        raise KgragError(f"{out} was answered with another position prior ({kept})",
-                         hint="use a new --out directory, or --force to mix them knowingly")
-    kept.write_text(src.read_text())
+    _keep_beside(prior_path(reader.prior_dir, p.chat_model.name, dataset),
+                 out / "prior.json", "position prior", force)
 
 
 def keep_trust(p: Platform, out: Path, dataset: str, domain: str, methods: Sequence[str],
@@ -466,12 +460,17 @@ def keep_trust(p: Platform, out: Path, dataset: str, domain: str, methods: Seque
         return
     from metakg.trust import trust_path
 
-    src = trust_path(reader.prior_dir, p.chat_model.name, dataset, domain)
+    _keep_beside(trust_path(reader.prior_dir, p.chat_model.name, dataset, domain),
+                 out / "trust.json", "evidence trust", force)
+
+
+def _keep_beside(src: Path, kept: Path, what: str, force: bool) -> None:
+    """Copy a calibration file into the run directory; refuse a different one unless
+    forced. No file yet: the method refuses the first question with the command."""
     if not src.is_file():
-        return  # the method refuses the first question with the command that makes one
-    kept = out / "trust.json"
+        return
     if kept.is_file() and kept.read_text() != src.read_text() and not force:
-        raise KgragError(f"{out} was answered with another evidence trust ({kept})",
+        raise KgragError(f"{kept.parent} was answered with another {what} ({kept})",
                          hint="use a new --out directory, or --force to mix them knowingly")
     kept.write_text(src.read_text())
 

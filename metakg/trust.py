@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from kgrag.errors import KgragError
+
 Policy = Literal["closed-book", "gate", "evidence"]
 POLICIES: tuple[Policy, ...] = ("closed-book", "gate", "evidence")  # the tie order
 
@@ -66,6 +68,12 @@ class EvidenceTrust:
 
     @classmethod
     def load(cls, path: Path) -> EvidenceTrust:
-        d = json.loads(path.read_text())
-        d.pop("policy", None)  # derived from the counts
-        return cls(**d)
+        """Read a trust file; a damaged one is a clear error naming the command."""
+        try:
+            d = json.loads(path.read_text())
+            d.pop("policy", None)  # derived from the counts
+            return cls(**d)
+        except (json.JSONDecodeError, TypeError, AttributeError) as e:
+            raise KgragError(f"evidence trust file {path} is unreadable ({e})",
+                             hint="make it again with `kgrag reader trust --dataset D "
+                             "--domain G`") from None

@@ -10,7 +10,7 @@ import pytest
 from eval.prior import calibration_questions
 from eval.runner import RunLine
 from eval.trust import as_calibration, source_document, tally
-from kgrag.errors import DataError
+from kgrag.errors import DataError, KgragError
 from kgrag.types import Choice, Prediction, Question, TraceStep
 from metakg.kg_method import SOURCE_DOCUMENT
 from metakg.trust import EvidenceTrust, choose_policy, trust_path
@@ -34,6 +34,12 @@ def test_a_trust_file_round_trips(tmp_path: Path) -> None:
     assert path.name == "mmlu-law.legal.trust.json" and '"policy": "evidence"' in (
         path.read_text())
     assert EvidenceTrust.load(path) == t
+    path.write_text('{"model": "m", "questions"')  # cut short
+    with pytest.raises(KgragError, match="unreadable"):
+        EvidenceTrust.load(path)
+    path.write_text('{"model": "m", "unknown": 1}')
+    with pytest.raises(KgragError, match="kgrag reader trust"):
+        EvidenceTrust.load(path)
 
 
 def test_a_calibration_question_names_its_own_record() -> None:
