@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from kgrag import clock
+from kgrag.errors import KgragError
 from kgrag.llm.base import (
     ChatModel,
     Generation,
@@ -139,10 +140,15 @@ class ReplayFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (model TEXT, key TEXT, kind TEXT,"
-                         " reply TEXT, PRIMARY KEY (model, key, kind))")
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(path)
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (model TEXT, key TEXT, "
+                             "kind TEXT, reply TEXT, PRIMARY KEY (model, key, kind))")
+            self._db.commit()
+        except sqlite3.DatabaseError as e:
+            raise KgragError(f"the kept replies {path} are unreadable ({e})",
+                             hint="delete the file: it is a cache, the run decodes again "
+                             "what it needs") from None
 
     def put(self, model: str, key: str, kind: str, reply: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",

@@ -105,3 +105,11 @@ def test_kept_letter_scores_are_replayed(tmp_path) -> None:  # type: ignore[no-u
     assert not hasattr(later.inner, "scored") and later.usage.replayed == 1
     assert later.next_token_logprobs(ASK, ["A", "C"]) == scores  # another request: asked
     assert later.inner.scored == 1  # type: ignore[attr-defined]
+
+
+def test_a_damaged_replies_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kgrag.errors import KgragError
+
+    (tmp_path / "replay.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(KgragError, match="delete the file"):
+        ReplayModel(ScriptedModel([])).keep_in(tmp_path / "replay.sqlite")
