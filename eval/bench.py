@@ -67,3 +67,43 @@ def bench_scoring(p: Platform, n: int = 300) -> ScoringBench:
         score_run(run, bertscore=True)
         t2 = time.perf_counter()
     return ScoringBench(n=got, rouge_s=t1 - t0, bertscore_s=t2 - t1)
+
+
+@dataclass(frozen=True)
+class GevalBench:
+    answers: int
+    judge: str
+    by_answer_s: float  # every dimension of one answer, then the next answer
+    by_dimension_s: float  # one dimension over every answer (`judge_method`'s order)
+    max_score_diff: float  # largest |score| difference between the two orders
+
+
+def bench_geval(p: Platform, n: int = 8, judge: str | None = None) -> GevalBench:
+    """Seconds for the G-Eval judge to score `n` synthetic MedQuAD answers on its four
+    dimensions in the two orders: answer by answer (each prompt starts with another
+    dimension's instructions) and dimension by dimension, where consecutive prompts share the
+    instructions and the llama backend reuses them from its KV cache. Same prompts, same
+    scores (up to floating-point noise of a reused cache); only the time differs."""
+    from eval.geval import GevalCache, geval_item, judge_method, load_judge
+
+    j = load_judge(p.settings, judge)
+    with tempfile.TemporaryDirectory(prefix="kgrag-bench-geval-") as tmp:
+        run = Path(tmp)
+        write_synthetic_run(p, run, n)
+        lines = [RunLine.model_validate_json(raw) for raw in
+                 (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+        items = [(ln, it) for ln in lines
+                 if (it := geval_item(ln.question, ln.prediction.answer)) is not None
+                 and it.answer]
+        j.score(items[0][1], j.dimensions[-1])  # model load and first-call setup
+        t0 = time.perf_counter()
+        first = {(ln.question.id, d): j.score(it, d).score
+                 for ln, it in items for d in j.dimensions}
+        t1 = time.perf_counter()
+        _, records = judge_method(j, GevalCache(run / "geval.jsonl"), "bench",
+                                  [ln for ln, _ in items])
+        t2 = time.perf_counter()
+    diffs = [abs(r.score - s) for r in records
+             if r.score is not None and (s := first[(r.question_id, r.dimension)]) is not None]
+    return GevalBench(answers=len(items), judge=j.name, by_answer_s=t1 - t0,
+                      by_dimension_s=t2 - t1, max_score_diff=max(diffs, default=0.0))

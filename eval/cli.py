@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
     app.command()(score)
     app.command()(report)
     group(app, "bench").command("scoring")(bench_scoring)
+    group(app, "bench").command("geval")(bench_geval)
     app.command("sweep")(sweep)
     app.command("evidence")(evidence)
     reader_app = typer.Typer(no_args_is_help=True,
@@ -135,6 +136,25 @@ def bench_scoring(n: Annotated[int, typer.Option(help="Open-ended predictions to
     console.print(f"scoring {r.n} open-ended predictions: ROUGE-L (+CIs, pair tests) "
                   f"{r.rouge_s:.1f} s; with BERTScore ({r.n} pairs, model load included) "
                   f"{r.bertscore_s:.1f} s")
+
+
+def bench_geval(
+    n: Annotated[int, typer.Option(min=1, help="Synthetic MedQuAD answers to judge.")] = 8,
+    judge: Annotated[str | None, typer.Option(help="Judge model (default: the chat "
+                                                   "model).")] = None,
+) -> None:
+    """Seconds for the G-Eval judge on N answers x 4 dimensions: answer by answer against
+    dimension by dimension (the order `kgrag score --geval` uses, sharing each dimension's
+    instructions in the KV cache)."""
+    from eval.bench import bench_geval as run
+
+    r = run(Platform(), n, judge)
+    per = 1 / max(r.answers, 1)
+    console.print(f"G-Eval, judge {r.judge}, {r.answers} answers x 4 dimensions: answer by "
+                  f"answer {r.by_answer_s:.1f} s ({r.by_answer_s * per:.1f} s/answer); "
+                  f"dimension by dimension {r.by_dimension_s:.1f} s "
+                  f"({r.by_dimension_s * per:.1f} s/answer); "
+                  f"largest score difference {r.max_score_diff:.3f}")
 
 
 def reader_prior(

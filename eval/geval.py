@@ -266,22 +266,30 @@ class GevalCost(BaseModel):
 
 def judge_method(judge: GEvalJudge, cache: GevalCache, method: str, lines: Sequence[RunLine],
                  *, progress: bool = False) -> tuple[MethodGeval, list[GevalRecord]]:
-    """G-Eval every applicable prediction of one method (judged pairs come from `cache`)."""
+    """G-Eval every applicable prediction of one method (judged pairs come from `cache`).
+
+    One dimension at a time over all answers: consecutive prompts then share the dimension's
+    instructions (criteria, steps), which the llama backend keeps in its KV cache
+    (`kgrag.llm.prefix`) instead of evaluating them again for every answer. The prompts and
+    the scores are the same in either order."""
     result = MethodGeval(values={d: [] for d in judge.dimensions})
     used: list[GevalRecord] = []
     todo = [(ln, item) for ln in lines if (item := geval_item(
         ln.question, ln.prediction.answer, ln.prediction.error)) is not None]
-    for line, item in tqdm(todo, desc=f"G-Eval {method}", unit="answer", disable=not progress,
-                           dynamic_ncols=True):
-        result.answers += 1
-        result.empty += not item.answer
-        for dim in judge.dimensions:
+    result.answers = len(todo)
+    result.empty = sum(not item.answer for _, item in todo)
+    bar = tqdm(total=len(todo) * len(judge.dimensions), desc=f"G-Eval {method}",
+               unit="score", disable=not progress, dynamic_ncols=True)
+    for dim in judge.dimensions:
+        for line, item in todo:
             rec = _judged(judge, cache, method, line.question.id, item, dim)
             used.append(rec)
             if rec.score is None:
                 result.unparsed += 1
             else:
                 result.values[dim].append(rec.score)
+            bar.update(1)
+    bar.close()
     return result, used
 
 

@@ -169,9 +169,31 @@ def test_unparsed_replies_are_counted_and_left_out_of_the_mean(tmp_path: Path) -
     run = tmp_path / "run"
     _write_run(run, {"llm": ["A disease.", "Another disease."]})
     junk = Generation("?", 10, 1, logprobs=(TokenLogprob("?", -0.1, (("?", -0.1),)),))
-    script = [reply({"2": 1.0})] * 4 + [junk] + [reply({"4": 1.0})] * 3
+    # One dimension at a time over both answers: coherence, consistency, fluency, relevance.
+    script = [reply({"2": 1.0}), junk] + [reply({"4": 1.0})] * 6
     m = score_run(run, judge=GEvalJudge(ScriptedModel(script, capabilities=LOGPROBS)))
     g = m.methods["llm"].geval
     assert g is not None and g.unparsed == 1
     assert g.scores["coherence"].mean == pytest.approx(2.0)  # only the parsed reply
-    assert g.scores["fluency"].mean == pytest.approx(3.0)
+    assert g.scores["fluency"].mean == pytest.approx(4.0)
+
+
+def test_the_judge_reads_one_dimension_over_every_answer_before_the_next(
+        tmp_path: Path) -> None:
+    """Consecutive prompts share a dimension's instructions, which the llama backend keeps in
+    its KV cache; the scores stay aligned with the answers in every dimension."""
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["A disease.", "Another disease.", "A third one."]})
+    script = [reply({str(k): 1.0}) for k in (1, 2, 3) * 4]
+    model = ScriptedModel(script, capabilities=LOGPROBS)
+    m = score_run(run, judge=GEvalJudge(model))
+    forms = [p[-1].content.rstrip().rsplit("- ", 1)[-1] for p in model.prompts]
+    assert forms == [f"{d.capitalize()}:" for d in DIMENSIONS for _ in range(3)]
+    g = m.methods["llm"].geval
+    assert g is not None and g.answers == 3
+    for d in DIMENSIONS:  # answer i scored i + 1 in every dimension
+        assert g.scores[d].mean == pytest.approx(2.0)
+    cached = [json.loads(raw) for raw in (run / "geval.jsonl").read_text().splitlines()]
+    assert {(c["question_id"], c["score"]) for c in cached} == {
+        (qid, float(i + 1)) for i, qid in enumerate(dict.fromkeys(
+            c["question_id"] for c in cached))}
