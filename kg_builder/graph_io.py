@@ -71,6 +71,7 @@ class WriteReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     skipped_lines: list[int] = field(default_factory=list)
+    redirected: int = 0  # imported entities that resolution had merged into another node
 
     def add(self, c: WriteCounters) -> None:
         self.nodes_created += c.nodes_created
@@ -82,6 +83,9 @@ class WriteReport:
                 f"{self.chunks:,} chunks sent; created {self.nodes_created:,} nodes and "
                 f"{self.relationships_created:,} relationships; embedded {self.embedded:,}; "
                 f"{self.seconds:.1f} s ({rate:,.0f} facts/s)")
+        if self.redirected:
+            text += (f"; {self.redirected:,} entities were merged into others by entity "
+                     "resolution: their facts went to those")
         if self.skipped_lines:
             text += f"; skipped broken lines {self.skipped_lines[:10]}"
         return text
@@ -421,12 +425,34 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
                          hint=f"the parts are {path.name}, {path.name}.part2, …; fetch all")
     if domain != meta["domain"]:  # chunk and document ids are global: give the copy its own
         _rename_sources(rows, meta["domain"], domain)
+    from kg_builder.resolution import merged_key_map
+
+    report.redirected = _redirect_merged(rows, merged_key_map(store, domain))
     writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory,
                          workers=workers)
     writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
     writer.write_cooccurs(rows["cooccur"], report)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _redirect_merged(rows: dict[str, list[dict[str, Any]]], key_map: dict[str, str]) -> int:
+    """Map the keys that entity resolution merged away in the target domain to the node that
+    absorbed them, as builds do (`kg_builder.jobs`): importing an export into a resolved
+    domain then adds its facts to the surviving nodes instead of bringing the merged nodes
+    back. Returns how many entity records were folded into a survivor."""
+    if not key_map:
+        return 0
+    before = len(rows["entity"])
+    rows["entity"] = [e for e in rows["entity"] if e.get("key") not in key_map]
+    for kind in ("fact", "cooccur"):
+        mapped = []
+        for f in rows[kind]:
+            h, t = key_map.get(f["h"], f["h"]), key_map.get(f["t"], f["t"])
+            if h != t:  # both ends merged into one node: no self-loop
+                mapped.append({**f, "h": h, "t": t})
+        rows[kind] = mapped
+    return before - len(rows["entity"])
 
 
 def _rename_sources(rows: dict[str, list[dict[str, Any]]], old: str, new: str) -> None:

@@ -88,6 +88,27 @@ def test_export_then_import_round_trips(platform, test_domain, tmp_path: Path) -
         ("fox", "lives in", "forest"), (HOSTILE, "is a", "fox")}
 
 
+def test_importing_into_a_resolved_domain_never_brings_merged_nodes_back(
+        platform, test_domain, tmp_path: Path) -> None:
+    """Entity resolution merged a node away after the export was written: the export's
+    records of it go to the node that absorbed it, as a build's would."""
+    GraphWriter(platform.store, HashEmbedder(), test_domain).write(*_rows(),
+                                                                   WriteReport(test_domain))
+    out = tmp_path / "g.jsonl.gz"
+    export_graph(platform.store, test_domain, out, {})
+    platform.store.write_batch("kg/merge_resolved", [
+        {"keep": "forest", "merge": [HOSTILE], "name": "forest", "aliases": [HOSTILE]}],
+        {"domain": test_domain})
+    before = platform.store.read("kg/stats", {"domain": test_domain})[0]
+    again = import_graph(platform.store, None, out)
+    assert (again.nodes_created, again.relationships_created) == (0, 0)
+    assert again.redirected == 1 and "merged into others" in str(again)
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0] == before
+    facts = platform.store.read("kg/export_facts", {"domain": test_domain})
+    assert {(f["h"], f["r"], f["t"]) for f in facts} == {
+        ("fox", "lives in", "forest"), ("forest", "is a", "fox")}
+
+
 def test_a_broken_line_is_skipped_and_reported(platform, test_domain, tmp_path: Path) -> None:
     GraphWriter(platform.store, HashEmbedder(), test_domain).write(*_rows(),
                                                                    WriteReport(test_domain))
