@@ -27,3 +27,34 @@ def test_synthetic_run_scores_like_a_real_one(tmp_path: Path) -> None:
     assert sum(ln.prediction.answer not in ln.question.answers[0] for ln in lines) >= 9
     m = score_run(tmp_path / "run").methods["bench"]
     assert m.n == 12 and m.rouge_l is not None and 0.0 < m.rouge_l.mean < 0.5
+
+
+@needs_data
+def test_geval_bench_times_both_orders_on_the_same_prompts(tmp_path: Path,
+                                                          monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The judge is asked every (answer, dimension) once per order; a judge whose score
+    depends only on the prompt gives the same scores in both, so the difference is 0."""
+    import math
+
+    import eval.geval as geval
+    from eval.bench import bench_geval
+    from kgrag.llm.base import Capabilities, Generation, TokenLogprob
+    from tests.doubles.scripted import ScriptedModel
+
+    class PromptJudge(ScriptedModel):
+        """Scores each prompt by its length, whatever the order it comes in."""
+
+        def chat(self, messages, params):  # type: ignore[no-untyped-def]
+            self.prompts.append(list(messages))
+            k = str(1 + len(messages[-1].content) % 5)
+            return Generation(k, 100, 1, seconds=0.0, logprobs=(
+                TokenLogprob(k, math.log(0.9), ((k, math.log(0.9)),)),))
+
+    model = PromptJudge([], capabilities=Capabilities(logprobs=True), name="judge-x")
+    monkeypatch.setattr(geval, "load_judge", lambda settings, judge=None: geval.GEvalJudge(model))
+    r = bench_geval(_P(tmp_path / "home"), 3)  # type: ignore[arg-type]
+    assert (r.answers, r.judge, r.max_score_diff) == (3, "judge-x", 0.0)
+    assert len(model.prompts) == 1 + 2 * 3 * 4  # warm-up, then 12 prompts in each order
+    first, second = model.prompts[1:13], model.prompts[13:]
+    assert sorted(p[-1].content for p in first) == sorted(p[-1].content for p in second)
+    assert first != second  # answer by answer, then dimension by dimension
