@@ -26,7 +26,7 @@ SETTING_ORDER: tuple[SettingClass, ...] = ("closed-book", "open", "gold", "hybri
 SETTING_COLORS = {"closed-book": "#8C8C8C", "open": "#4C72B0", "gold": "#DD8452",
                   "hybrid": "#55A868", "kg": "#C44E52"}
 # Methods that read passages chosen through a domain graph (text answer, graph retrieval).
-HYBRID_METHODS = frozenset({"kg-ppr", "ircot-ppr"})
+HYBRID_METHODS = frozenset({"kg-ppr", "ircot-ppr", "metarag-ppr"})
 
 
 def setting_class(method: str, setting: str) -> SettingClass:

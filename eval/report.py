@@ -46,7 +46,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Without retrieval", ("llm", "cot", "kg-no-evidence")),
     ("KG-RAG", ("kg-vanilla", "tog")),
     ("Text RAG", ("rag",)),
-    ("Graph-guided text RAG", ("kg-ppr", "ircot-ppr")),
+    ("Graph-guided text RAG", ("kg-ppr", "ircot-ppr", "metarag-ppr")),
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
     ("Ours", ("metakgrag", "metakgrag-oa", "metakgrag-oa-trust")),
 ]

@@ -81,8 +81,8 @@ def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "
 
 # The baselines read no domain's knowledge graph (only Passage nodes or gold context), so
 # the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`);
-# `kg-ppr` and `ircot-ppr` (textrag.ppr) do.
-GRAPH_METHODS: frozenset[str] = frozenset({"kg-ppr", "ircot-ppr"})
+# `kg-ppr`, `ircot-ppr` and `metarag-ppr` (textrag.ppr) do.
+GRAPH_METHODS: frozenset[str] = frozenset({"kg-ppr", "ircot-ppr", "metarag-ppr"})
 
 FACTORIES: dict[str, MethodFactory] = {
     "rag": _baseline("rag", "open"),

@@ -20,6 +20,7 @@ never reach it (tested).
 |---|---|
 | `kg-ppr` | `rag` (same prompt, top 3, "So the answer is") over `PPRRetriever` |
 | `ircot-ppr` | `ircot` with `PPRRetriever` for the question and every thought |
+| `metarag-ppr` | `metarag` with `PPRRetriever` for the question and every sub-query |
 
 >>> ids = PassageIds("wikipedia:wiki_passages:")
 >>> r = PPRRetriever(GraphPPR(store, "wikipedia", ids), store_matcher(store,  # doctest: +SKIP
@@ -30,7 +31,7 @@ never reach it (tested).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kgrag.errors import DomainNotBuilt
 from kgrag.method import Answer, Trace
@@ -38,7 +39,8 @@ from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig
 from metakg.seeds import EntityMatcher, spacy_tagger, store_matcher
 from textrag.baselines import RAG, IRCoT
-from textrag.retrievers import BaseRetriever, RetrieverFor, shared
+from textrag.metarag.method import MetaRAG
+from textrag.retrievers import BaseRetriever, shared
 
 if TYPE_CHECKING:
     from kgrag.method import QAMethod
@@ -125,10 +127,12 @@ class _GraphTrace:
     """Mixin for a text method over a `PPRRetriever`: one `graph` trace step per question
     with every search's seeds, top entities and graph-ranked passages."""
 
-    retriever_for: RetrieverFor
-
     def _answer(self, question: Question, trace: Trace) -> Answer:
-        retriever = self.retriever_for(question)
+        from textrag.retrieval import Retriever
+
+        # a text method's retriever per question (`RetrieverFor`), or MetaRAG's retriever
+        given: Any = getattr(self, "retriever_for")  # noqa: B009
+        retriever = given if isinstance(given, Retriever) else given(question)
         if isinstance(retriever, PPRRetriever):
             retriever.history.clear()
         answer: Answer = super()._answer(question, trace)  # type: ignore[misc]
@@ -151,6 +155,13 @@ class IRCoTPPR(_GraphTrace, IRCoT):
     name: ClassVar[str] = "ircot-ppr"
 
 
+class MetaRAGPPR(_GraphTrace, MetaRAG):
+    """`metarag` over `PPRRetriever`: its first retrieval and every sub-query of the
+    insufficient-knowledge plan go through the graph-guided fusion."""
+
+    name: ClassVar[str] = "metarag-ppr"
+
+
 def _factory(cls: type[KGPPR | IRCoTPPR]) -> MethodFactory:
     def build(p: Platform, domain: str | None) -> QAMethod:
         return cls(p.chat_model, shared(ppr_retriever(p, domain)), store=p.store)
@@ -158,5 +169,11 @@ def _factory(cls: type[KGPPR | IRCoTPPR]) -> MethodFactory:
     return build
 
 
+def _metarag_factory(p: Platform, domain: str | None) -> QAMethod:
+    return MetaRAGPPR(p.chat_model, shared(ppr_retriever(p, domain)), p.embedder,
+                      store=p.store)
+
+
 PPR_FACTORIES: dict[str, MethodFactory] = {"kg-ppr": _factory(KGPPR),
-                                           "ircot-ppr": _factory(IRCoTPPR)}
+                                           "ircot-ppr": _factory(IRCoTPPR),
+                                           "metarag-ppr": _metarag_factory}

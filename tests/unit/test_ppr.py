@@ -159,3 +159,21 @@ def test_seeds_never_read_gold_paragraphs_or_supporting_titles() -> None:
     assert bm25.queries == [q.text]
     # the gold paragraph's words never reached the model either (only retrieved ones)
     assert "secret" not in repr(model.prompts).casefold()
+
+
+def test_metarag_ppr_retrieves_through_the_graph_and_traces_its_seeds() -> None:
+    from tests.doubles.scripted import ScriptedModel
+    from tests.unit.test_metarag import BagOfWords, answer, expert
+    from textrag.ppr import MetaRAGPPR
+
+    store = RecordingStore()
+    bm25 = FixedRetriever(["x", "y"])
+    model = ScriptedModel([answer("Adriana Trigiani"), expert("Adriana Trigiani")])
+    q = Question(id="m", text="Who directed Big Stone Gap?")
+    pred = MetaRAGPPR(model, shared(retriever(store, [bm25])), BagOfWords()).answer(q)
+    assert pred.error is None and pred.answer == "Adriana Trigiani"
+    assert model.remaining == 0 and bm25.queries == [q.text]
+    refs = model.prompts[0][-1].content  # graph-ranked passages fused with BM25's
+    assert "big stone gap" in refs and "x -- x" in refs
+    (graph,) = [s for s in pred.trace if s.stage == "graph"]
+    assert [s["seeds"] for s in graph.data["searches"]] == [["big stone gap"]]
