@@ -95,6 +95,9 @@ def bench_geval(p: Platform, n: int = 8, judge: str | None = None) -> GevalBench
         items = [(ln, it) for ln in lines
                  if (it := geval_item(ln.question, ln.prediction.answer)) is not None
                  and it.answer]
+        if not items:
+            raise KgragError(f"none of the first {n} MedQuAD questions has a reference "
+                             "answer to judge", hint="raise --n")
         j.score(items[0][1], j.dimensions[-1])  # model load and first-call setup
         t0 = time.perf_counter()
         first = {(ln.question.id, d): j.score(it, d).score

@@ -20,13 +20,14 @@ from typing import Any, Literal
 
 from eval.runner import RunLine
 from eval.scoring import Interval, MethodMetrics, RunMetrics
+from textrag.ppr import PPR_FACTORIES
 
 SettingClass = Literal["closed-book", "open", "gold", "kg", "hybrid"]
 SETTING_ORDER: tuple[SettingClass, ...] = ("closed-book", "open", "gold", "hybrid", "kg")
 SETTING_COLORS = {"closed-book": "#8C8C8C", "open": "#4C72B0", "gold": "#DD8452",
                   "hybrid": "#55A868", "kg": "#C44E52"}
 # Methods that read passages chosen through a domain graph (text answer, graph retrieval).
-HYBRID_METHODS = frozenset({"kg-ppr", "ircot-ppr", "metarag-ppr"})
+HYBRID_METHODS = frozenset(PPR_FACTORIES)
 
 
 def setting_class(method: str, setting: str) -> SettingClass:

@@ -79,11 +79,6 @@ def _baseline(kind: Literal["rag", "ircot", "flare"], setting: Literal["open", "
     return build
 
 
-# The baselines read no domain's knowledge graph (only Passage nodes or gold context), so
-# the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`);
-# `kg-ppr`, `ircot-ppr` and `metarag-ppr` (textrag.ppr) do.
-GRAPH_METHODS: frozenset[str] = frozenset({"kg-ppr", "ircot-ppr", "metarag-ppr"})
-
 FACTORIES: dict[str, MethodFactory] = {
     "rag": _baseline("rag", "open"),
     "rag-gold": _baseline("rag", "gold"),
@@ -122,11 +117,16 @@ def _register_adaptive() -> None:
 _register_adaptive()
 
 
-def _register_ppr() -> None:
-    """Graph-guided passage retrieval (`textrag.ppr`): `kg-ppr`, `ircot-ppr`."""
+def _register_ppr() -> frozenset[str]:
+    """Graph-guided passage retrieval (`textrag.ppr`): `kg-ppr`, `ircot-ppr`,
+    `metarag-ppr`; returns their names."""
     from textrag.ppr import PPR_FACTORIES
 
     FACTORIES.update(PPR_FACTORIES)
+    return frozenset(PPR_FACTORIES)
 
 
-_register_ppr()
+# The baselines read no domain's knowledge graph (only Passage nodes or gold context), so
+# the runner records no graph fingerprint for them (`kgrag.platform.graph_methods()`); the
+# graph-guided methods of textrag.ppr do.
+GRAPH_METHODS: frozenset[str] = _register_ppr()

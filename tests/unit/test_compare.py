@@ -25,6 +25,7 @@ def test_settings_are_grouped_for_the_comparison() -> None:
     assert setting_class("kg-no-evidence", "kg-none") == "kg"
     assert setting_class("kg-ppr", "open") == "hybrid"
     assert setting_class("ircot-ppr", "open") == "hybrid"
+    assert setting_class("metarag-ppr", "open") == "hybrid"
 
 
 def _m(method: str, setting: str, f1: float, seconds: float) -> MethodMetrics:
