@@ -63,8 +63,10 @@ def eval_(
              "the trace marks the cut).")] = False,
     bias: Annotated[str | None, typer.Option(
         help="Multiple choice: position-bias correction of the letter reader: none, "
-             "rotate (cyclic permutations averaged) or prior (PriDe; `kgrag reader "
-             "prior`). Default: the configured one (none).")] = None,
+             "rotate (cyclic permutations averaged), prior (PriDe; `kgrag reader "
+             "prior`) or prompt-prior (PriDe with each answer prompt's own prior; "
+             "`kgrag reader prior --prompt answer_choose`). Default: the configured "
+             "one (none).")] = None,
     rotations: Annotated[int | None, typer.Option(
         min=0, help="Passes for --bias rotate (0: one per option).")] = None,
 ) -> None:
@@ -166,22 +168,28 @@ def reader_prior(
     model: Annotated[str | None, typer.Option(help="Chat model.")] = None,
     out: Annotated[Path | None, typer.Option(help="Prior file (default: where "
                                                   "`--bias prior` looks for it).")] = None,
+    prompt: Annotated[str, typer.Option(help="Answer prompt it is estimated under: "
+                                             "llm_choose (the `llm` row's, for --bias prior) "
+                                             "or answer_choose (the KG rows', for --bias "
+                                             "prompt-prior).")] = "llm_choose",
 ) -> None:
     """Estimate the model's prior over option positions (PriDe) for `kgrag eval --bias
-    prior`: from a training, knowledge-source or validation file only."""
-    from eval.prior import estimate_prior
+    prior` or `prompt-prior`: from a training, knowledge-source or validation file only."""
+    from eval.prior import PROMPTS, estimate_prior
     from kgrag.reader import prior_path
 
+    if prompt not in PROMPTS:
+        raise typer.BadParameter(f"one of: {', '.join(PROMPTS)}", param_hint="--prompt")
     p = platform_for(model)
-    prior = estimate_prior(p.chat_model, dataset, p.settings.data_dir, n)
+    prior = estimate_prior(p.chat_model, dataset, p.settings.data_dir, n, prompt=prompt)
     root = p.reader_config().prior_dir
     assert root is not None  # resolved by the platform
-    path = out or prior_path(root, p.chat_model.name, dataset)
+    path = out or prior_path(root, p.chat_model.name, dataset, prompt)
     prior.save(path)
     shares = " · ".join(f"{lb} {v:.3f}" for lb, v in zip(prior.labels, prior.probs,
                                                            strict=True))
-    console.print(f"position prior of {prior.model} on {dataset} from {prior.questions} "
-                  f"questions of {prior.source}: {shares}\nwritten: {path}")
+    console.print(f"position prior of {prior.model} on {dataset} under {prompt} from "
+                  f"{prior.questions} questions of {prior.source}: {shares}\nwritten: {path}")
 
 
 def reader_trust(

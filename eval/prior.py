@@ -12,6 +12,11 @@ never from an evaluation file (`CALIBRATION`, `check_calibration_file`): the pri
 not learn the evaluated questions' answer positions.
 
     kgrag reader prior --dataset csqa --n 120
+    kgrag reader prior --dataset medqa --n 60 --prompt answer_choose   # `--bias prompt-prior`
+
+The prior is estimated under one answer prompt: `llm_choose` (the `llm` row's, which
+`--bias prior` divides out of every prompt) or `answer_choose` (the KG rows', with its
+no-evidence line and the dataset's domain, for `--bias prompt-prior`).
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from eval.datasets import DATASETS, read_questions
 from kgrag.baselines import closed_book_render
 from kgrag.errors import DataError
 from kgrag.llm.base import ChatModel
-from kgrag.reader import PositionPrior, letter_pass, rotated_block
+from kgrag.reader import CLOSED_BOOK_PROMPT, PositionPrior, Render, letter_pass, rotated_block
 from kgrag.types import Choice, Question
+
+PROMPTS: tuple[str, ...] = (CLOSED_BOOK_PROMPT, "answer_choose")  # a prior can be estimated under
 
 # dataset -> its calibration file under the data folder (a training, knowledge-source or
 # validation split with the same number of options)
@@ -100,21 +107,37 @@ def question_prior(passes: Sequence[dict[str, float]], labels: Sequence[str]
     return [e / sum(exp) for e in exp]
 
 
+def prompt_render(prompt: str, dataset: str, question: Question) -> Render:
+    """The answer prompt `prompt` of a calibration question, as the methods render it."""
+    if prompt == CLOSED_BOOK_PROMPT:
+        return closed_book_render(question)
+    if prompt == "answer_choose":
+        from metakg.kg_method import answer_render
+
+        return answer_render(DATASETS[dataset].domain, question)
+    raise DataError(f"no position prior can be estimated under prompt {prompt!r}",
+                    hint=f"one of: {', '.join(PROMPTS)}")
+
+
 def estimate_prior(model: ChatModel, dataset: str, data_dir: Path, n: int,
-                   progress: bool = True) -> PositionPrior:
+                   progress: bool = True, prompt: str = CLOSED_BOOK_PROMPT) -> PositionPrior:
     """The position prior of `model` on `dataset`, from `n` calibration questions × every
-    rotation of their options, under the `llm` row's prompt."""
+    rotation of their options, under the answer prompt `prompt`."""
+    if prompt not in PROMPTS:
+        raise DataError(f"no position prior can be estimated under prompt {prompt!r}",
+                        hint=f"one of: {', '.join(PROMPTS)}")
     source, questions = calibration_questions(dataset, data_dir, n)
     labels = [c.label for c in questions[0].choices]
     priors = []
-    for q in tqdm(questions, desc=f"prior {dataset}", disable=not progress):
+    for q in tqdm(questions, desc=f"prior {dataset} ({prompt})", disable=not progress):
         if [c.label for c in q.choices] != labels:
             continue
-        render = closed_book_render(q)
+        render = prompt_render(prompt, dataset, q)
         passes = [letter_pass(model, render(rotated_block(q, r)), labels)[0]
                   for r in range(len(labels))]
         priors.append(question_prior(passes, labels))
     if not priors:
         raise DataError(f"no calibration question of {source} has options {labels}")
     mean = [sum(p[i] for p in priors) / len(priors) for i in range(len(labels))]
-    return PositionPrior(model.name, dataset, source, tuple(labels), tuple(mean), len(priors))
+    return PositionPrior(model.name, dataset, source, tuple(labels), tuple(mean), len(priors),
+                         prompt)

@@ -437,17 +437,25 @@ def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None
 
 
 def keep_prior(p: Platform, out: Path, dataset: str, force: bool) -> None:
-    """With `bias="prior"`, keep the position prior the run divides out beside its
-    predictions (`prior.json`), so the run can be read and repeated without the local
-    cache; a run never mixes two priors unless forced."""
+    """With `bias="prior"` (or `"prompt-prior"`), keep the position prior(s) the run divides
+    out beside its predictions (`prior.json`, `prior.answer_choose.json`), so the run can
+    be read and repeated without the local cache; a run never mixes two priors unless
+    forced."""
     get = getattr(p, "reader_config", None)  # a platform without a reader: no prior
     reader = get() if get else None
-    if reader is None or reader.bias != "prior" or reader.prior_dir is None:
-        return
-    from kgrag.reader import prior_path
+    from kgrag.reader import CLOSED_BOOK_PROMPT, PRIOR_BIASES, prior_path
 
+    if reader is None or reader.bias not in PRIOR_BIASES or reader.prior_dir is None:
+        return
     _keep_beside(prior_path(reader.prior_dir, p.chat_model.name, dataset),
                  out / "prior.json", "position prior", force)
+    if reader.bias == "prompt-prior":  # the KG rows' prompt's own prior too
+        from eval.prior import PROMPTS
+
+        for prompt in PROMPTS:
+            if prompt != CLOSED_BOOK_PROMPT:
+                _keep_beside(prior_path(reader.prior_dir, p.chat_model.name, dataset, prompt),
+                             out / f"prior.{prompt}.json", f"position prior ({prompt})", force)
 
 
 def keep_trust(p: Platform, out: Path, dataset: str, domain: str, methods: Sequence[str],

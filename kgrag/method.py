@@ -24,6 +24,8 @@ from kgrag import clock
 from kgrag.errors import KgragError
 from kgrag.llm.base import Capabilities, ChatModel, GenerationParams, require
 from kgrag.reader import (
+    CLOSED_BOOK_PROMPT,
+    PRIOR_BIASES,
     Choice,
     PositionPrior,
     ReaderConfig,
@@ -91,7 +93,7 @@ class QAMethod(ABC):
         # configured one. A multiple-choice question needs `option_logprobs`, checked on
         # first use so that open-question-only backends still answer open questions.
         self.reader = ReaderConfig()
-        self._priors: dict[str, PositionPrior] = {}
+        self._priors: dict[tuple[str, str], PositionPrior] = {}
 
     def _until(self, question: Question, prompt: str) -> Callable[[str], bool] | None:
         """`GenerationParams.until` for the reply to `question` under the named prompt."""
@@ -111,7 +113,8 @@ class QAMethod(ABC):
         """Read the option from the letter probabilities (`kgrag.reader.read_choice`) and
         trace its distribution as a `stage` step (the scorer reads the last "choose")."""
         require(self.model, Capabilities(option_logprobs=True), f"{self.name} (multiple choice)")
-        choice = read_choice(self.model, question, render, self.reader, self._prior(question))
+        choice = read_choice(self.model, question, render, self.reader,
+                             self._prior(question, prompt))
         trace.add(stage, f"{option_text(question, choice.label)} (p={choice.confidence:.2f}, "
                   f"{len(choice.passes)} pass{'es' if len(choice.passes) > 1 else ''}, "
                   f"bias {choice.correction})",
@@ -136,18 +139,23 @@ class QAMethod(ABC):
                   completion_tokens=reply.completion_tokens)
         return reply.text.strip()
 
-    def _prior(self, question: Question) -> PositionPrior | None:
-        """The position prior of this model on the question's dataset (`bias="prior"`)."""
-        if self.reader.bias != "prior" or self.reader.prior_dir is None:
+    def _prior(self, question: Question, prompt: str) -> PositionPrior | None:
+        """The position prior of this model on the question's dataset: with `bias="prior"`
+        the `llm` row's prompt's for every prompt, with `"prompt-prior"` `prompt`'s own."""
+        if self.reader.bias not in PRIOR_BIASES or self.reader.prior_dir is None:
             return None
-        if question.dataset not in self._priors:
-            path = prior_path(self.reader.prior_dir, self.model.name, question.dataset)
+        under = prompt if self.reader.bias == "prompt-prior" else CLOSED_BOOK_PROMPT
+        key = (question.dataset, under)
+        if key not in self._priors:
+            path = prior_path(self.reader.prior_dir, self.model.name, question.dataset, under)
             if not path.is_file():
+                option = "" if under == CLOSED_BOOK_PROMPT else f" --prompt {under}"
                 raise KgragError(f"no position prior for {self.model.name} on "
-                                 f"{question.dataset} ({path})",
-                                 hint=f"run `kgrag reader prior --dataset {question.dataset}`")
-            self._priors[question.dataset] = PositionPrior.load(path)
-        return self._priors[question.dataset]
+                                 f"{question.dataset} under prompt {under} ({path})",
+                                 hint=f"run `kgrag reader prior --dataset "
+                                 f"{question.dataset}{option}`")
+            self._priors[key] = PositionPrior.load(path)
+        return self._priors[key]
 
     def prepare(self, domain: str | None) -> None:
         """Refuse now what would fail on the first question (an unbuilt domain graph),

@@ -12,7 +12,12 @@ Position bias (`ReaderConfig.bias`), because small models prefer a letter (B on 
   averaged. Prompts put the options last, so the passes share every KV block before them.
 - `prior`: PriDe (Zheng et al., ICLR 2024): a prior over letter positions, estimated once
   per model and dataset from permuted questions of a calibration file that is never an
-  evaluation file (`eval.prior`), is divided out of one pass.
+  evaluation file (`eval.prior`), is divided out of one pass. The prior is estimated
+  under the `llm` row's prompt (`llm_choose`) and divided out of every prompt.
+- `prompt-prior` (ours): the same, but each answer prompt's pass is divided by a prior
+  estimated under that prompt (the KG rows' `answer_choose` with its no-evidence line),
+  since the preferred letter depends on the prompt: on MedQA dev300 the `llm` prior left
+  `kg-no-evidence` choosing D 101 times where D is correct 60 times.
 
 >>> cfg = ReaderConfig(bias="rotate")
 >>> c = read_choice(model, question, lambda block: render(block), cfg)   # doctest: +SKIP
@@ -36,7 +41,9 @@ from kgrag.llm.base import ChatModel, Message
 from kgrag.llm.letters import argmax, renormalise
 from kgrag.types import Question
 
-Bias = Literal["none", "rotate", "prior"]
+Bias = Literal["none", "rotate", "prior", "prompt-prior"]
+PRIOR_BIASES: frozenset[str] = frozenset({"prior", "prompt-prior"})
+CLOSED_BOOK_PROMPT = "llm_choose"  # the prompt `prior` estimates under (the `llm` row's)
 Render = Callable[[str], Sequence[Message]]  # options block -> the prompt
 
 
@@ -62,6 +69,7 @@ class PositionPrior:
     labels: tuple[str, ...]
     probs: tuple[float, ...]
     questions: int
+    prompt: str = CLOSED_BOOK_PROMPT  # the answer prompt it was estimated under
 
     def of(self, labels: Sequence[str]) -> dict[str, float]:
         if tuple(labels) != self.labels:
@@ -79,11 +87,16 @@ class PositionPrior:
     def load(cls, path: Path) -> PositionPrior:
         d = json.loads(path.read_text())
         return cls(d["model"], d["dataset"], d["source"], tuple(d["labels"]),
-                   tuple(float(p) for p in d["probs"]), int(d["questions"]))
+                   tuple(float(p) for p in d["probs"]), int(d["questions"]),
+                   d.get("prompt", CLOSED_BOOK_PROMPT))
 
 
-def prior_path(root: Path, model: str, dataset: str) -> Path:
-    return root / model.replace("/", "_") / f"{dataset}.json"
+def prior_path(root: Path, model: str, dataset: str, prompt: str = CLOSED_BOOK_PROMPT
+               ) -> Path:
+    """`<root>/<model>/<dataset>.json` for the `llm` row's prompt, else
+    `<dataset>.<prompt>.json`."""
+    name = dataset if prompt == CLOSED_BOOK_PROMPT else f"{dataset}.{prompt}"
+    return root / model.replace("/", "_") / f"{name}.json"
 
 
 @dataclass(frozen=True)
@@ -169,7 +182,7 @@ def read_choice(model: ChatModel, question: Question, render: Render, cfg: Reade
         mapped.append(to_options(question, shift, by_letter))
         tokens += n_tok
     probs = {lb: sum(m[lb] for m in mapped) / len(mapped) for lb in labels}
-    if cfg.bias == "prior":
+    if cfg.bias in PRIOR_BIASES:
         if prior is None:
             raise KgragError(f"bias correction 'prior' needs a position prior for "
                              f"{model.name} on {question.dataset}",

@@ -289,10 +289,7 @@ class KGMethod(QAMethod):
 
     def evidence_render(self, ctx: Context, evidence: str) -> Render:
         """The multiple-choice prompt with this evidence, for an options block."""
-        template = package_prompt(__file__, "answer_choose")
-        q = ctx.question
-        return lambda block: template.render(domain=ctx.domain, evidence=evidence,
-                                             question=q.text, choices=block)
+        return answer_render(ctx.domain, ctx.question, evidence)
 
     def _force_answer(self, ctx: Context, evidence: str, reasoning: str) -> str:
         """DRAGIN's fallback, as the text methods apply it (`textrag.reasoning.
@@ -367,3 +364,11 @@ def embedding_text(q: Question) -> str:
     if not q.is_multiple_choice:
         return q.text
     return q.text + " " + " ".join(c.text for c in q.choices)
+
+
+def answer_render(domain: str, question: Question, evidence: str = NO_EVIDENCE) -> Render:
+    """The KG methods' multiple-choice prompt (`answer_choose`) for an options block; with
+    the no-evidence line by default (`kg-no-evidence`, and its position prior)."""
+    template = package_prompt(__file__, "answer_choose")
+    return lambda block: template.render(domain=domain, evidence=evidence,
+                                         question=question.text, choices=block)

@@ -183,6 +183,55 @@ def test_the_prior_is_estimated_only_from_allowed_files(tmp_path: Path) -> None:
     assert prior.probs == pytest.approx((0.6, 0.3, 0.1))
 
 
+def test_prompt_prior_divides_each_answer_prompts_own_prior(tmp_path: Path) -> None:
+    from kgrag.baselines import LLMOnly
+    from kgrag.reader import prior_path
+
+    model = ScriptedModel([], name="m")
+    closed = PositionPrior("m", "toy", "x", ("A", "B", "C"), (0.6, 0.2, 0.2), 10)
+    kg = PositionPrior("m", "toy", "x", ("A", "B", "C"), (0.2, 0.2, 0.6), 10, "answer_choose")
+    assert prior_path(tmp_path, "m", "toy").name == "toy.json"
+    assert prior_path(tmp_path, "m", "toy", "answer_choose").name == "toy.answer_choose.json"
+    method = LLMOnly(model)
+    method.reader = ReaderConfig(bias="prompt-prior", prior_dir=tmp_path)
+    with pytest.raises(KgragError, match="under prompt answer_choose") as err:
+        method._prior(Q, "answer_choose")
+    assert "--prompt answer_choose" in str(err.value.hint)
+    closed.save(prior_path(tmp_path, "m", "toy"))
+    kg.save(prior_path(tmp_path, "m", "toy", "answer_choose"))
+    assert PositionPrior.load(prior_path(tmp_path, "m", "toy")).prompt == "llm_choose"
+    assert method._prior(Q, "llm_choose") == closed
+    assert method._prior(Q, "answer_choose") == kg
+    # `prior`: the `llm` row's prompt's prior for every prompt
+    method = LLMOnly(model)
+    method.reader = ReaderConfig(bias="prior", prior_dir=tmp_path)
+    assert method._prior(Q, "answer_choose") == closed
+    # the same pass, read under the two priors: C is the KG prompt's favourite letter
+    scores = log({"A": 0.4, "B": 0.2, "C": 0.4})
+    assert read_choice(ScriptedModel([scores]), Q, render, ReaderConfig(bias="prompt-prior"),
+                       closed).label == "C"
+    assert read_choice(ScriptedModel([scores]), Q, render, ReaderConfig(bias="prompt-prior"),
+                       kg).label == "A"
+
+
+def test_the_kg_prompt_prior_is_estimated_under_the_kg_answer_prompt(tmp_path: Path) -> None:
+    train = tmp_path / "commonsense" / "csqa_train.jsonl"
+    train.parent.mkdir()
+    train.write_text(json.dumps({"id": "t0", "answerKey": "A", "question": {
+        "stem": "Train?", "choices": [{"label": x, "text": f"{x}0"} for x in "ABC"]}}))
+    model = ScriptedModel([log({"A": 0.2, "B": 0.2, "C": 0.6})] * 3, name="m")
+    prior = estimate_prior(model, "csqa", tmp_path, 1, progress=False,
+                           prompt="answer_choose")
+    assert prior.prompt == "answer_choose" and prior.probs == pytest.approx((0.2, 0.2, 0.6))
+    # every pass was the KG answer prompt with its no-evidence line, in the dataset's domain
+    from metakg.kg_method import NO_EVIDENCE
+
+    assert all(NO_EVIDENCE in m[-1].content or NO_EVIDENCE in m[0].content
+               for m in model.prompts) and len(model.prompts) == 3
+    with pytest.raises(DataError, match="under prompt 'cot_mcq'"):
+        estimate_prior(model, "csqa", tmp_path, 1, progress=False, prompt="cot_mcq")
+
+
 # --- the evidence gate -----------------------------------------------------------------
 @pytest.mark.parametrize(("closed", "evidence", "supported", "has", "use", "rule"), [
     ({"A": 0.6, "B": 0.4}, {"A": 0.6, "B": 0.4}, None, False, False, "no-evidence"),
