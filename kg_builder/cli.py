@@ -367,13 +367,21 @@ def graph_embed(domain: Annotated[str, typer.Option(help="Domain to embed.")]) -
                   f"({report.stage_seconds.get('embed', 0.0):.0f} s computing vectors)")
 
 
-def graph_resolve(domain: Annotated[str, typer.Option(help="Domain to resolve.")]) -> None:
+def graph_resolve(
+    domain: Annotated[str, typer.Option(help="Domain to resolve.")],
+    dry_run: Annotated[bool, typer.Option(help="Only find the merges: write nothing (time "
+                                               "resolution, preview its merges).")] = False,
+    show: Annotated[int, typer.Option(min=0, help="Print this many of the merges.")] = 0,
+) -> None:
     """Merge surface variants of one entity within a domain (also run at the end of a build)."""
     from kg_builder.resolution import resolve_domain
 
-    with console.status("Resolving entities…"):
-        report = resolve_domain(Platform().store, domain)
+    with console.status("Finding merges…" if dry_run else "Resolving entities…"):
+        report = resolve_domain(Platform().store, domain, dry_run=dry_run, examples=show)
     console.print(str(report))
+    for r in report.examples:
+        console.print(f"  {r['name']!r}: keep {r['keep']!r}, merge {r['merge']!r}",
+                      markup=False, highlight=False)
 
 
 def graph_wordnet(

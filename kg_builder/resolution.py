@@ -14,6 +14,7 @@ kept node, and collapses facts that became duplicates.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +41,15 @@ class ResolveReport:
     clusters_merged: int
     merged_nodes: int
     candidate_pairs: int
+    dry_run: bool = False
+    seconds: float = 0.0
+    examples: tuple[dict[str, Any], ...] = ()  # some of the merges: {keep, merge, name}
 
     def __str__(self) -> str:
+        verb = "would merge" if self.dry_run else "merged"
         return (f"{self.domain}: {self.entities:,} entities; {self.candidate_pairs:,} candidate "
-                f"pairs; merged {self.merged_nodes:,} nodes into {self.clusters_merged:,} "
-                "entities")
+                f"pairs; {verb} {self.merged_nodes:,} nodes into {self.clusters_merged:,} "
+                f"entities ({self.seconds:.1f} s)")
 
 
 def resolution_rows(store: GraphStore, domain: str, config: ResolveConfig | None = None
@@ -100,9 +105,17 @@ def _embeddings(store: GraphStore, domain: str, keys: list[str], batch: int = 50
     return np.asarray([out[k] for k in keys], dtype=np.float32)
 
 
-def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None = None
-                   ) -> ResolveReport:
+def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None = None,
+                   *, dry_run: bool = False, examples: int = 0) -> ResolveReport:
+    """Resolve a domain's entities in Neo4j; `dry_run`: only find the merges (nothing is
+    written), e.g. to time resolution or to preview its merges (`examples` of them)."""
+    start = time.perf_counter()
     rows, n, pairs = resolution_rows(store, domain, config)
+    shown = tuple({"keep": r["keep"], "merge": r["merge"], "name": r["name"]}
+                  for r in rows[:examples])
+    if dry_run:
+        return ResolveReport(domain, n, len(rows), sum(len(r["merge"]) for r in rows), pairs,
+                             True, time.perf_counter() - start, shown)
     merged = 0
     if rows:
         for sent, _ in store.write_batches("kg/merge_resolved", rows, batch_size=500,
@@ -111,7 +124,8 @@ def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None 
         keys = [r["keep"] for r in rows]
         store.run("kg/dedupe_facts", {"domain": domain, "keys": keys})
         store.run("kg/dedupe_mentions", {"domain": domain, "keys": keys})
-    return ResolveReport(domain, n, merged, sum(len(r["merge"]) for r in rows), pairs)
+    return ResolveReport(domain, n, merged, sum(len(r["merge"]) for r in rows), pairs,
+                         False, time.perf_counter() - start, shown)
 
 
 def merged_key_map(store: GraphStore, domain: str) -> dict[str, str]:

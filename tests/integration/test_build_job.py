@@ -135,6 +135,11 @@ def test_entity_resolution_merges_variants_in_neo4j(platform, test_domain):
               for c in ("c1", "c2")]
     GraphWriter(platform.store, platform.embedder, test_domain).write(
         chunks, entities, facts, WriteReport(test_domain))
+    # a dry run finds the merge and writes nothing
+    preview = resolve_domain(platform.store, test_domain, dry_run=True, examples=5)
+    assert (preview.dry_run, preview.merged_nodes, len(preview.examples)) == (True, 1, 1)
+    assert "would merge 1 nodes" in str(preview)
+    assert platform.store.read("kg/stats", {"domain": test_domain})[0]["entities"] == 4
     report = resolve_domain(platform.store, test_domain)
     assert report.merged_nodes == 1
     stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
