@@ -645,3 +645,32 @@ def test_a_prior_run_keeps_its_prior_and_refuses_another(tmp_path: Path, dataset
     with pytest.raises(KgragError, match="another position prior"):
         run_eval(PriorPlatform([], tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
                  progress=False)
+
+
+def test_a_prompt_prior_run_keeps_both_priors(tmp_path: Path, dataset: Path) -> None:
+    from eval.datasets import load_dataset
+    from kgrag.reader import ReaderConfig, prior_path
+
+    priors = tmp_path / "priors"
+    name = load_dataset(str(dataset), tmp_path).questions[0].dataset
+    closed, kg = prior_path(priors, "scripted", name), prior_path(priors, "scripted", name,
+                                                                   "answer_choose")
+    closed.parent.mkdir(parents=True)
+    closed.write_text('{"probs": [0.3, 0.7]}')
+    kg.write_text('{"probs": [0.6, 0.4], "prompt": "answer_choose"}')
+
+    class PriorPlatform(FakePlatform):
+        chat_model = type("M", (), {"name": "scripted"})()
+
+        def reader_config(self) -> ReaderConfig:
+            return ReaderConfig(bias="prompt-prior", prior_dir=priors)
+
+    out = tmp_path / "run"
+    run_eval(PriorPlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+             progress=False)
+    assert (out / "prior.json").read_text() == closed.read_text()
+    assert (out / "prior.answer_choose.json").read_text() == kg.read_text()
+    kg.write_text('{"probs": [0.5, 0.5], "prompt": "answer_choose"}')
+    with pytest.raises(KgragError, match=r"another position prior \(answer_choose\)"):
+        run_eval(PriorPlatform([], tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+                 progress=False)
