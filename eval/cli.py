@@ -214,7 +214,7 @@ def reader_trust(
     trust = estimate_trust(p, dataset, domain, n)
     root = p.reader_config().prior_dir
     assert root is not None  # resolved by the platform
-    path = trust_path(root, trust.model, dataset, trust.domain)
+    path = trust_path(root, trust.model, dataset, trust.domain, trust.bias)
     trust.save(path)
     counts = " · ".join(f"{k} {v}" for k, v in trust.correct.items())
     console.print(f"evidence trust of {trust.model} in {trust.domain} on {dataset}, "

@@ -468,7 +468,7 @@ def keep_trust(p: Platform, out: Path, dataset: str, domain: str, methods: Seque
         return
     from metakg.trust import trust_path
 
-    _keep_beside(trust_path(reader.prior_dir, p.chat_model.name, dataset, domain),
+    _keep_beside(trust_path(reader.prior_dir, p.chat_model.name, dataset, domain, reader.bias),
                  out / "trust.json", "evidence trust", force)
 
 

@@ -7,7 +7,8 @@ question's own record is left out of the paths (`metakg.kg_method.SOURCE_DOCUMEN
 the graph cannot hand a calibration question its own answer. Each question is answered
 once by `metakgrag-oa` (the letter reader with the dataset's position prior), and the
 counts of `metakg.trust`'s three policies are read from its trace: the closed-book pass,
-the evidence pass, and the rules' decision.
+the evidence pass, and the rules' decision. The replies are kept beside the trust file, so
+a calibration under another bias correction replays them.
 
     trust = estimate_trust(platform, "mmlu-law", "legal", n=60)
     trust.policy, trust.correct
@@ -26,9 +27,10 @@ from eval.runner import RunLine
 from eval.scoring import per_question_scores
 from kgrag.errors import DataError
 from kgrag.llm.letters import argmax
+from kgrag.llm.replay import ReplayModel
 from kgrag.types import Prediction, Question
 from metakg.kg_method import SOURCE_DOCUMENT
-from metakg.trust import EvidenceTrust
+from metakg.trust import EvidenceTrust, replay_path
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
@@ -82,12 +84,20 @@ def tally(lines: list[RunLine], *, model: str, dataset: str, domain: str, source
 
 
 def estimate_trust(p: Platform, dataset: str, domain: str | None, n: int,
-                   progress: bool = True) -> EvidenceTrust:
-    """Answer `n` calibration questions with `metakgrag-oa` over `domain` and count."""
+                   progress: bool = True, replay: bool = True) -> EvidenceTrust:
+    """Answer `n` calibration questions with `metakgrag-oa` over `domain` and count.
+    `replay`: the replies decoded are kept beside the trust file (`metakg.trust.
+    replay_path`), so a calibration under another bias correction, or of more questions,
+    decodes only what is new."""
     if dataset not in DATASETS:
         raise DataError(f"unknown dataset {dataset!r}")
     domain = domain or DATASETS[dataset].domain
     relative, questions = calibration_questions(dataset, p.settings.data_dir, n)
+    root = p.reader_config().prior_dir
+    if replay and root is not None:  # before the method takes the model
+        model = p.replay_repeats()
+        if isinstance(model, ReplayModel):
+            model.keep_in(replay_path(root, model.name, dataset, domain))
     method = p.method(METHOD, domain)
     method.prepare(domain)
     lines: list[RunLine] = []

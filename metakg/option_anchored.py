@@ -133,7 +133,8 @@ class OptionAnchored(KGMethod):
         key = (question.dataset, domain)
         if key not in cache:
             root = self.reader.prior_dir
-            path = trust_path(root, self.model.name, *key) if root is not None else None
+            path = (trust_path(root, self.model.name, *key, self.reader.bias)
+                    if root is not None else None)
             if path is None or not path.is_file():
                 raise KgragError(f"no calibrated evidence trust for {self.model.name} on "
                                  f"{question.dataset} over {domain} ({path})",

@@ -36,9 +36,19 @@ Policy = Literal["closed-book", "gate", "evidence"]
 POLICIES: tuple[Policy, ...] = ("closed-book", "gate", "evidence")  # the tie order
 
 
-def trust_path(root: Path, model: str, dataset: str, domain: str) -> Path:
-    """Where the trust of `model` in `domain`'s evidence on `dataset` is kept."""
-    return root / model / f"{dataset}.{domain}.trust.json"
+def trust_path(root: Path, model: str, dataset: str, domain: str, bias: str = "prior"
+               ) -> Path:
+    """Where the trust of `model` in `domain`'s evidence on `dataset` is kept, for the
+    letter reader's `bias` correction (`none` and `prior` share the first name they had;
+    another correction has a file of its own: `<dataset>.<domain>.<bias>.trust.json`)."""
+    tag = "" if bias in ("none", "prior") else f".{bias}"
+    return root / model / f"{dataset}.{domain}{tag}.trust.json"
+
+
+def replay_path(root: Path, model: str, dataset: str, domain: str) -> Path:
+    """The replies calibrations decoded (`kgrag.llm.replay`), beside the trust files: a
+    calibration under another bias correction replays them instead of decoding again."""
+    return root / model / f"{dataset}.{domain}.trust-replay.sqlite"
 
 
 def choose_policy(correct: Mapping[str, int]) -> Policy:

@@ -34,6 +34,10 @@ def test_a_trust_file_round_trips(tmp_path: Path) -> None:
     assert path.name == "mmlu-law.legal.trust.json" and '"policy": "evidence"' in (
         path.read_text())
     assert EvidenceTrust.load(path) == t
+    # a calibration under `prompt-prior` has its own file; `none` and `prior` the first one
+    assert trust_path(tmp_path, "m", "mmlu-law", "legal", "none") == path
+    assert trust_path(tmp_path, "m", "mmlu-law", "legal", "prompt-prior").name == (
+        "mmlu-law.legal.prompt-prior.trust.json")
     path.write_text('{"model": "m", "questions"')  # cut short
     with pytest.raises(KgragError, match="unreadable"):
         EvidenceTrust.load(path)
@@ -85,3 +89,60 @@ def test_the_tally_counts_each_policy_from_the_trace() -> None:
     t = tally(lines, model="m", dataset="csqa", domain="commonsense", source="f", bias="prior")
     assert t.correct == {"closed-book": 2, "gate": 3, "evidence": 2}
     assert (t.questions, t.evidence_read, t.policy, t.bias) == (4, 3, "gate", "prior")
+
+
+def test_a_calibration_keeps_its_replies_for_the_next_one(tmp_path: Path) -> None:
+    """A second calibration (e.g. under another bias correction) replays the first's
+    replies from the file beside the trust files instead of decoding them again."""
+    import json
+    from types import SimpleNamespace
+
+    from eval.trust import estimate_trust
+    from kgrag.llm.base import GenerationParams, Message
+    from kgrag.llm.replay import ReplayModel
+    from kgrag.reader import ReaderConfig
+    from metakg.trust import replay_path
+    from tests.doubles.scripted import ScriptedModel
+
+    train = tmp_path / "commonsense" / "csqa_train.jsonl"
+    train.parent.mkdir()
+    train.write_text("\n".join(json.dumps({"id": f"t{i}", "answerKey": "A", "question": {
+        "stem": f"Train {i}?", "choices": [{"label": x, "text": f"{x}{i}"} for x in "ABC"]}})
+        for i in range(2)))
+
+    class Method:  # decodes once per question, then reads closed-book "A"
+        def __init__(self, model: ReplayModel) -> None:
+            self.model = model
+
+        def prepare(self, domain: str) -> None:
+            return None
+
+        def answer(self, q: Question) -> Prediction:
+            self.model.chat([Message("user", q.text)], GenerationParams(max_tokens=8))
+            step = TraceStep(stage="choose-closed", summary="",
+                             data={"letters": {"A": 0.8, "B": 0.1, "C": 0.1}})
+            return Prediction(question_id=q.id, method="metakgrag-oa", answer="A. x",
+                              trace=[step])
+
+    class Platform:
+        def __init__(self, replies: list[str]) -> None:
+            self.chat_model = ScriptedModel(replies, name="m")
+            self.settings = SimpleNamespace(data_dir=tmp_path,
+                                            reader=ReaderConfig(bias="prior"))
+
+        def reader_config(self) -> ReaderConfig:
+            return ReaderConfig(bias="prior", prior_dir=tmp_path / "priors")
+
+        def replay_repeats(self) -> ReplayModel:
+            self.chat_model = ReplayModel(self.chat_model)
+            return self.chat_model
+
+        def method(self, name: str, domain: str) -> Method:
+            return Method(self.chat_model)
+
+    first = estimate_trust(Platform(["c0", "c1"]), "csqa", "commonsense", 2,  # type: ignore[arg-type]
+                           progress=False)
+    assert replay_path(tmp_path / "priors", "m", "csqa", "commonsense").is_file()
+    again = Platform([])  # nothing left to decode: every reply comes from the file
+    assert estimate_trust(again, "csqa", "commonsense", 2, progress=False) == first  # type: ignore[arg-type]
+    assert again.chat_model.usage.replayed == 2
