@@ -96,6 +96,7 @@ def test_a_calibration_keeps_its_replies_for_the_next_one(tmp_path: Path) -> Non
     replies from the file beside the trust files instead of decoding them again."""
     import json
     from types import SimpleNamespace
+    from typing import Any
 
     from eval.trust import estimate_trust
     from kgrag.llm.base import GenerationParams, Message
@@ -111,7 +112,7 @@ def test_a_calibration_keeps_its_replies_for_the_next_one(tmp_path: Path) -> Non
         for i in range(2)))
 
     class Method:  # decodes once per question, then reads closed-book "A"
-        def __init__(self, model: ReplayModel) -> None:
+        def __init__(self, model: Any) -> None:
             self.model = model
 
         def prepare(self, domain: str) -> None:
@@ -126,7 +127,7 @@ def test_a_calibration_keeps_its_replies_for_the_next_one(tmp_path: Path) -> Non
 
     class Platform:
         def __init__(self, replies: list[str]) -> None:
-            self.chat_model = ScriptedModel(replies, name="m")
+            self.chat_model: Any = ScriptedModel(replies, name="m")
             self.settings = SimpleNamespace(data_dir=tmp_path,
                                             reader=ReaderConfig(bias="prior"))
 
@@ -134,8 +135,9 @@ def test_a_calibration_keeps_its_replies_for_the_next_one(tmp_path: Path) -> Non
             return ReaderConfig(bias="prior", prior_dir=tmp_path / "priors")
 
         def replay_repeats(self) -> ReplayModel:
-            self.chat_model = ReplayModel(self.chat_model)
-            return self.chat_model
+            model = ReplayModel(self.chat_model)
+            self.chat_model = model
+            return model
 
         def method(self, name: str, domain: str) -> Method:
             return Method(self.chat_model)
