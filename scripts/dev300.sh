@@ -7,12 +7,16 @@
 #   scripts/dev300.sh text [N] [STEP]   HotpotQA and 2Wiki, open-domain: cot, rag, ircot,
 #                                       flare, seakr, metarag (SeaKR's Table 1)
 #   scripts/dev300.sh reader [N] [STEP] CommonsenseQA, MedQA, MMLU law with the letter reader
-#                                       and the PriDe prior (`kgrag reader prior` first) over
-#                                       the full graphs: llm, kg-no-evidence, kg-vanilla,
-#                                       metakgrag-oa (ours), metakgrag, its four ablations,
-#                                       tog (issue 43's tables), into the committed runs
-#                                       docs/results/reader-csqa-kgfull and
-#                                       docs/results/reader-{medqa,mmlu-law}-dev300
+#                                       and a PriDe prior per answer prompt (`kgrag reader
+#                                       prior`, with and without `--prompt answer_choose`,
+#                                       and `kgrag reader trust --bias prompt-prior` first)
+#                                       over the full graphs: llm, kg-no-evidence,
+#                                       kg-vanilla, metakgrag-oa (ours), metakgrag, its four
+#                                       ablations, tog (issue 43's tables), into the
+#                                       committed runs docs/results/reader-<dataset>-pp.
+#                                       BIAS=prior continues the earlier runs (one prior for
+#                                       every prompt): reader-csqa-kgfull and
+#                                       reader-{medqa,mmlu-law}-dev300
 #
 # N defaults to 300 (the whole dev300 files), STEP to 4. Each step answers STEP more
 # questions with every method of every dataset before the next, so wherever the script
@@ -36,6 +40,7 @@ SIDE=${1:?usage: scripts/dev300.sh kg|text [N] [STEP]}
 N=${2:-300}
 STEP=${3:-4}
 RUNS=${RUNS:-runs/dev300}
+BIAS=${BIAS:-prompt-prior}  # reader side: the letter reader's position-bias correction
 
 case "$SIDE" in
   kg)
@@ -64,6 +69,7 @@ domain_of() {  # the graph a KG dataset's questions are answered over
 
 run_of() {  # the run directory of a dataset's side
   if [ "$SIDE" != reader ]; then echo "$RUNS/$1"
+  elif [ "$BIAS" = prompt-prior ]; then echo "docs/results/reader-$1-pp"
   elif [ "$1" = csqa ]; then echo docs/results/reader-csqa-kgfull
   else echo "docs/results/reader-$1-dev300"; fi
 }
@@ -75,7 +81,7 @@ for ((n = STEP; n < N + STEP; n += STEP)); do
   for d in "${datasets[@]}"; do
     args=(--dataset "$d" --methods "$METHODS" --n "$n" --out "$(run_of "$d")")
     [ "$SIDE" != text ] && args+=(--domain "$(domain_of "$d")")
-    [ "$SIDE" = reader ] && args+=(--bias prior)
+    [ "$SIDE" = reader ] && args+=(--bias "$BIAS")
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
     $K score "$(run_of "$d")" --same "$n" >/dev/null
