@@ -85,10 +85,16 @@ class PositionPrior:
 
     @classmethod
     def load(cls, path: Path) -> PositionPrior:
-        d = json.loads(path.read_text())
-        return cls(d["model"], d["dataset"], d["source"], tuple(d["labels"]),
-                   tuple(float(p) for p in d["probs"]), int(d["questions"]),
-                   d.get("prompt", CLOSED_BOOK_PROMPT))
+        try:
+            d = json.loads(path.read_text())
+            return cls(d["model"], d["dataset"], d["source"], tuple(d["labels"]),
+                       tuple(float(p) for p in d["probs"]), int(d["questions"]),
+                       d.get("prompt", CLOSED_BOOK_PROMPT))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+            raise KgragError(f"position prior file {path} is unreadable ({e!r})",
+                             hint="make it again with `kgrag reader prior --dataset D` "
+                             "(add `--prompt answer_choose` for a `<D>.answer_choose.json`)"
+                             ) from None
 
 
 def prior_path(root: Path, model: str, dataset: str, prompt: str = CLOSED_BOOK_PROMPT
@@ -184,7 +190,7 @@ def read_choice(model: ChatModel, question: Question, render: Render, cfg: Reade
     probs = {lb: sum(m[lb] for m in mapped) / len(mapped) for lb in labels}
     if cfg.bias in PRIOR_BIASES:
         if prior is None:
-            raise KgragError(f"bias correction 'prior' needs a position prior for "
+            raise KgragError(f"bias correction {cfg.bias!r} needs a position prior for "
                              f"{model.name} on {question.dataset}",
                              hint=f"run `kgrag reader prior --dataset {question.dataset}`")
         probs = divide_prior(probs, prior.of(labels))

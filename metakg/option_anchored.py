@@ -139,7 +139,7 @@ class OptionAnchored(KGMethod):
                 raise KgragError(f"no calibrated evidence trust for {self.model.name} on "
                                  f"{question.dataset} over {domain} ({path})",
                                  hint=f"run `kgrag reader trust --dataset {question.dataset} "
-                                 f"--domain {domain}`")
+                                 f"--domain {domain} --bias {self.reader.bias}`")
             trust = EvidenceTrust.load(path)
             if trust.bias != self.reader.bias:
                 raise KgragError(f"the evidence trust in {path} was calibrated with bias "

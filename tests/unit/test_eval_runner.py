@@ -623,7 +623,7 @@ def test_the_runner_answers_with_the_real_metakgrag_and_records_its_config(tmp_p
 
 def test_a_prior_run_keeps_its_prior_and_refuses_another(tmp_path: Path, dataset: Path) -> None:
     from eval.datasets import load_dataset
-    from kgrag.reader import ReaderConfig, prior_path
+    from kgrag.reader import prior_path
 
     priors = tmp_path / "priors"
     name = load_dataset(str(dataset), tmp_path).questions[0].dataset
@@ -631,25 +631,33 @@ def test_a_prior_run_keeps_its_prior_and_refuses_another(tmp_path: Path, dataset
     src.parent.mkdir(parents=True)
     src.write_text('{"probs": [0.3, 0.7]}')
 
-    class PriorPlatform(FakePlatform):
-        chat_model = type("M", (), {"name": "scripted"})()
-
-        def reader_config(self) -> ReaderConfig:
-            return ReaderConfig(bias="prior", prior_dir=priors)
-
+    platform = _prior_platform(priors, "prior")
     out = tmp_path / "run"
-    run_eval(PriorPlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+    run_eval(platform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,
              progress=False)
     assert (out / "prior.json").read_text() == src.read_text()
     src.write_text('{"probs": [0.5, 0.5]}')
     with pytest.raises(KgragError, match="another position prior"):
-        run_eval(PriorPlatform([], tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+        run_eval(platform([], tmp_path), str(dataset), ["llm"], n=None, out=out,
                  progress=False)
+
+
+def _prior_platform(priors: Path, bias: str) -> Any:
+    """A fake platform whose letter reader divides out priors from `priors`."""
+    from kgrag.reader import ReaderConfig
+
+    class PriorPlatform(FakePlatform):
+        chat_model = type("M", (), {"name": "scripted"})()
+
+        def reader_config(self) -> ReaderConfig:
+            return ReaderConfig(bias=bias, prior_dir=priors)  # type: ignore[arg-type]
+
+    return PriorPlatform
 
 
 def test_a_prompt_prior_run_keeps_both_priors(tmp_path: Path, dataset: Path) -> None:
     from eval.datasets import load_dataset
-    from kgrag.reader import ReaderConfig, prior_path
+    from kgrag.reader import prior_path
 
     priors = tmp_path / "priors"
     name = load_dataset(str(dataset), tmp_path).questions[0].dataset
@@ -659,18 +667,13 @@ def test_a_prompt_prior_run_keeps_both_priors(tmp_path: Path, dataset: Path) -> 
     closed.write_text('{"probs": [0.3, 0.7]}')
     kg.write_text('{"probs": [0.6, 0.4], "prompt": "answer_choose"}')
 
-    class PriorPlatform(FakePlatform):
-        chat_model = type("M", (), {"name": "scripted"})()
-
-        def reader_config(self) -> ReaderConfig:
-            return ReaderConfig(bias="prompt-prior", prior_dir=priors)
-
+    platform = _prior_platform(priors, "prompt-prior")
     out = tmp_path / "run"
-    run_eval(PriorPlatform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+    run_eval(platform(["B"] * 4, tmp_path), str(dataset), ["llm"], n=None, out=out,
              progress=False)
     assert (out / "prior.json").read_text() == closed.read_text()
     assert (out / "prior.answer_choose.json").read_text() == kg.read_text()
     kg.write_text('{"probs": [0.5, 0.5], "prompt": "answer_choose"}')
     with pytest.raises(KgragError, match=r"another position prior \(answer_choose\)"):
-        run_eval(PriorPlatform([], tmp_path), str(dataset), ["llm"], n=None, out=out,  # type: ignore[arg-type]
+        run_eval(platform([], tmp_path), str(dataset), ["llm"], n=None, out=out,
                  progress=False)

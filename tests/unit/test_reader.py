@@ -200,6 +200,10 @@ def test_prompt_prior_divides_each_answer_prompts_own_prior(tmp_path: Path) -> N
     closed.save(prior_path(tmp_path, "m", "toy"))
     kg.save(prior_path(tmp_path, "m", "toy", "answer_choose"))
     assert PositionPrior.load(prior_path(tmp_path, "m", "toy")).prompt == "llm_choose"
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text('{"model": "m", "probs"')
+    with pytest.raises(KgragError, match="unreadable"):
+        PositionPrior.load(damaged)
     assert method._prior(Q, "llm_choose") == closed
     assert method._prior(Q, "answer_choose") == kg
     # `prior`: the `llm` row's prompt's prior for every prompt
