@@ -147,7 +147,9 @@ def test_the_calibrated_trust_decides_before_the_rules(
     method = MetaKGRAGOptionAnchoredTrust(
         model, CypherBackend(platform.store, platform.embedder), toy)
     method.reader = method.reader.model_copy(update={"prior_dir": tmp_path})
-    with pytest.raises(Exception, match="kgrag reader trust --dataset toy"):
+    # the hint names the reader's own bias correction (a trust is calibrated per correction)
+    with pytest.raises(Exception, match=f"kgrag reader trust --dataset toy --domain {toy} "
+                       f"--bias {method.reader.bias}"):
         method.trust(QUESTION, toy)
     correct = {p: (5 if p == policy else 3) for p in POLICIES}
     EvidenceTrust(model.name, "toy", toy, "test", 10, correct).save(
