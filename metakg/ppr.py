@@ -127,10 +127,13 @@ def rank_entities(g: Subgraph, seeds: Sequence[str], damping: float = 0.5
 @dataclass(frozen=True)
 class PassageIds:
     """How a domain's documents name corpus passages: a document id `doc_prefix + x`
-    is the passage `passage_prefix + x` (Wikipedia: `wikipedia:wiki_passages:p7` → `p7`)."""
+    is the passage `passage_prefix + x` (Wikipedia: `wikipedia:wiki_passages:p7` → `p7`;
+    MedQuAD: `medical:medquad_corpus:L12` → `medquad:L12`), read by `statement` (one per
+    corpus label: `metakg/ppr_passages` for `Passage`)."""
 
     doc_prefix: str
     passage_prefix: str = ""
+    statement: str = "metakg/ppr_passages"
 
 
 class GraphPPR:
@@ -156,7 +159,7 @@ class GraphPPR:
     def scored_passages(self, entities: Sequence[tuple[str, float]], k: int
                         ) -> list[tuple[Passage, float]]:
         c = self.config
-        rows = self.store.read("metakg/ppr_passages", {
+        rows = self.store.read(self.ids.statement, {
             "domain": self.domain, "entities": [{"key": e, "score": s}
                                                 for e, s in entities[:c.top_entities]],
             "per_entity": c.per_entity, "doc_prefix": self.ids.doc_prefix,

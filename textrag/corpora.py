@@ -55,22 +55,38 @@ class CorpusSpec:
     domains: tuple[str, ...] = ()  # the domains whose questions read this corpus
     # built-in evaluation sets whose questions must not find their own reference answer
     exclude_overlap_with: tuple[str, ...] = ()
+    # how a domain graph's documents name this corpus's passages (`kg-ppr`): the document
+    # `<domain>:<graph_source>:<x>` is the passage `<passage_prefix><x>`
+    graph_source: str = ""
+    passage_prefix: str = ""
+    ppr_statement: str = "metakg/ppr_passages"  # passages ranked by entity scores (its label)
+
+    def graph_document_prefix(self, domain: str) -> str:
+        """The id prefix of `domain`'s graph documents that are passages of this corpus.
+
+        >>> MEDICAL.graph_document_prefix("medical")
+        'medical:medquad_corpus:'
+        """
+        return f"{domain}:{self.graph_source}:"
 
     def statement(self, name: str) -> str:
         """The name of this corpus's version of a statement (`count_passages`, …)."""
         return f"{self.statements}/{name}"
 
 
+MEDQUAD_PREFIX = "medquad:"
 WIKIPEDIA = CorpusSpec(
     name="wikipedia", label="Passage", fulltext_index="passage_text",
     vector_index="passage_embedding", statements="textrag",
     path="wikipedia/wiki_passages.jsonl.gz",
-    record="passage", domains=("wikipedia",))
+    record="passage", domains=("wikipedia",), graph_source="wiki_passages")
 MEDICAL = CorpusSpec(
     name="medical", label="MedicalPassage", fulltext_index="medical_passage_text",
     vector_index="medical_passage_embedding", statements="textrag/medical",
     path="medical/medquad_corpus.jsonl.gz",
-    record="medquad", domains=("medical",), exclude_overlap_with=("medquad",))
+    record="medquad", domains=("medical",), exclude_overlap_with=("medquad",),
+    graph_source="medquad_corpus", passage_prefix=MEDQUAD_PREFIX,
+    ppr_statement="textrag/medical/ppr_passages")
 
 CORPORA: Mapping[str, CorpusSpec] = MappingProxyType({c.name: c for c in (WIKIPEDIA, MEDICAL)})
 DEFAULT = WIKIPEDIA
@@ -95,9 +111,6 @@ def corpus_for_domain(domain: str | None) -> CorpusSpec:
 
 def corpus_path(spec: CorpusSpec, data_dir: Path) -> Path:
     return data_dir / spec.path
-
-
-MEDQUAD_PREFIX = "medquad:"
 
 
 def medquad_id(line: int) -> str:

@@ -39,6 +39,7 @@ from kgrag.types import Passage, Question
 from metakg.ppr import GraphPPR, PassageIds, PPRConfig
 from metakg.seeds import EntityMatcher, spacy_tagger, store_matcher
 from textrag.baselines import RAG, IRCoT
+from textrag.corpora import corpus_for_domain
 from textrag.metarag.method import MetaRAG
 from textrag.retrievers import BaseRetriever, shared
 
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from textrag.retrieval import Retriever
 
 RRF_K = 60
-WIKIPEDIA_SOURCE = "wiki_passages"  # kg_builder's document ids: <domain>:<source stem>:<id>
 
 
 def weighted_rrf(rankings: Sequence[Sequence[Passage]], weights: Sequence[float],
@@ -117,8 +117,13 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
         known = [r["name"] for r in p.store.read("kg/domains")]
         raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
                              [k for k in known if k != domain])
-    others = [open_retriever(p, "bm25"), open_retriever(p, "dense")] if fused else []
-    ids = PassageIds(f"{domain}:{WIKIPEDIA_SOURCE}:")
+    # the domain's own corpus (medical → MedQuAD answers, any other → Wikipedia), for the
+    # graph's passages and the fused text rankings alike
+    corpus = corpus_for_domain(domain)
+    others = ([open_retriever(p, "bm25", domain), open_retriever(p, "dense", domain)]
+              if fused else [])
+    ids = PassageIds(corpus.graph_document_prefix(domain), corpus.passage_prefix,
+                     corpus.ppr_statement)
     matcher = store_matcher(p.store, domain, spacy_tagger())
     return PPRRetriever(GraphPPR(p.store, domain, ids, config), matcher, others)
 

@@ -117,6 +117,62 @@ def test_a_question_without_entities_is_plain_hybrid(platform, graph, corpus) ->
 
 def test_the_cypher_files_plan(platform) -> None:  # type: ignore[no-untyped-def]
     for name in ("metakg/match_keys", "metakg/ppr_subgraph", "metakg/ppr_passages",
+                 "textrag/medical/ppr_passages",
                  "metakg/coverage_balls", "metakg/coverage_meet"):
         platform.store.explain(name)
 
+
+
+# --- the medical corpus: MedQuAD answers as MedicalPassage nodes ---------------------------
+MEDQUAD = [  # line → (question, answer, facts its chunk yields)
+    ("What is (are) Glaucoma ?", "Glaucoma damages the optic nerve.",
+     [("glaucoma", "damages", "optic nerve")]),
+    ("What are the treatments for Glaucoma ?", "Eye drops lower the pressure in the eye.",
+     [("eye drop", "treats", "glaucoma")]),
+    ("What is (are) Gout ?", "Gout is a form of arthritis.", [("gout", "is a", "arthritis")]),
+]
+
+
+@pytest.fixture()
+def medical(platform, test_domain, tmp_path) -> Iterator[tuple[str, PassageIds]]:  # type: ignore[no-untyped-def]
+    """A MedQuAD-shaped corpus under a test id prefix, and a graph whose documents name
+    its records the way the medical graph does (`<domain>:medquad_corpus:L<line>`)."""
+    from textrag.corpora import MEDICAL
+
+    prefix = f"test-ppr-{uuid.uuid4().hex[:8]}:"
+    file = tmp_path / "medquad.jsonl"
+    file.write_text("\n".join(json.dumps({"source": "T", "qid": f"q{i}", "question": q,
+                                          "answer": a})
+                              for i, (q, a, _) in enumerate(MEDQUAD, 1)) + "\n")
+    load_corpus(platform.store, platform.embedder, file, id_prefix=prefix, progress=False,
+                corpus=MEDICAL)
+    docs = {i: f"{test_domain}:medquad_corpus:L{i}" for i in range(1, len(MEDQUAD) + 1)}
+    chunks = [{"id": docs[i], "doc": docs[i], "text": a, "source": "medquad_corpus.jsonl",
+               "title": q, "line": i} for i, (q, a, _) in enumerate(MEDQUAD, 1)]
+    facts = [{"h": h, "r": r, "t": t, "k": "fast", "chunks": [docs[i]], "conf": 1.0}
+             for i, (_, _, fs) in enumerate(MEDQUAD, 1) for h, r, t in fs]
+    names = sorted({x for f in facts for x in (f["h"], f["t"])})
+    GraphWriter(platform.store, None, test_domain).write(
+        chunks, [{"key": n, "name": n.title(), "aliases": [], "emb": VECTOR} for n in names],
+        facts, WriteReport(test_domain))
+    ids = PassageIds(MEDICAL.graph_document_prefix(test_domain),
+                     prefix + MEDICAL.passage_prefix, MEDICAL.ppr_statement)
+    try:
+        yield test_domain, ids
+    finally:
+        delete_passages(platform.store, prefix, MEDICAL)
+
+
+def test_the_medical_graph_ranks_medquad_answers(platform, medical) -> None:  # type: ignore[no-untyped-def]
+    domain, ids = medical
+    r = PPRRetriever(GraphPPR(platform.store, domain, ids), store_matcher(platform.store, domain))
+    before = platform.store.stats.queries
+    hits = r.search("How is glaucoma treated?", 10)
+    # seed glaucoma: its two answers (L1, L2); gout's (L3) is not connected
+    assert sorted(h.passage.id for h in hits) == [ids.passage_prefix + "L1",
+                                                  ids.passage_prefix + "L2"]
+    assert {h.passage.title for h in hits} == {q for q, _, _ in MEDQUAD[:2]}
+    assert platform.store.stats.queries - before == 3  # keys, subgraph, passages
+    # the Wikipedia statement over the same graph finds no passage: the labels stay apart
+    wiki = GraphPPR(platform.store, domain, PassageIds(ids.doc_prefix, ids.passage_prefix))
+    assert wiki.passages(["glaucoma"], 10)[0] == []

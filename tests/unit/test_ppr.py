@@ -177,3 +177,41 @@ def test_metarag_ppr_retrieves_through_the_graph_and_traces_its_seeds() -> None:
     assert "big stone gap" in refs and "x -- x" in refs
     (graph,) = [s for s in pred.trace if s.stage == "graph"]
     assert [s["seeds"] for s in graph.data["searches"]] == [["big stone gap"]]
+
+
+# --- which corpus a domain's kg-ppr reads ---------------------------------------------------
+class StatusStore:
+    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        assert name == "metakg/domain_status"
+        return [{"facts": 10}]
+
+
+@pytest.mark.parametrize(("domain", "ids", "corpus"), [
+    ("medical", PassageIds("medical:medquad_corpus:", "medquad:",
+                           "textrag/medical/ppr_passages"), "medical"),
+    ("wikipedia", PassageIds("wikipedia:wiki_passages:"), "wikipedia"),
+    (None, PassageIds("wikipedia:wiki_passages:"), "wikipedia"),
+])
+def test_a_domain_ranks_and_fuses_the_passages_of_its_own_corpus(
+        monkeypatch: pytest.MonkeyPatch, domain: str | None, ids: PassageIds,
+        corpus: str) -> None:
+    import textrag.methods
+    import textrag.ppr
+    from textrag.corpora import corpus_for_domain
+
+    opened: list[tuple[str, str]] = []
+
+    def open_retriever(p: object, kind: str, domain: str | None = None) -> FixedRetriever:
+        opened.append((kind, corpus_for_domain(domain).name))
+        return FixedRetriever([])
+
+    monkeypatch.setattr(textrag.methods, "open_retriever", open_retriever)
+    monkeypatch.setattr(textrag.ppr, "spacy_tagger", lambda: None)
+    monkeypatch.setattr(textrag.ppr, "store_matcher", lambda store, domain, tagger: None)
+
+    class FakePlatform:
+        store = StatusStore()
+
+    r = textrag.ppr.ppr_retriever(FakePlatform(), domain)  # type: ignore[arg-type]
+    assert r.graph.ids == ids
+    assert opened == [("bm25", corpus), ("dense", corpus)]
