@@ -17,6 +17,15 @@
 #                                       BIAS=prior continues the earlier runs (one prior for
 #                                       every prompt): reader-csqa-kgfull and
 #                                       reader-{medqa,mmlu-law}-dev300
+#   scripts/dev300.sh compare [N] [STEP] HotpotQA and 2Wiki over the full Wikipedia graph:
+#                                       kg-vanilla, metakgrag, tog, kg-ppr, into the
+#                                       committed text runs docs/results/<dataset>-dev
+#                                       (issue 42's tables, beside the text rows)
+#   scripts/dev300.sh medquad [N] [STEP] MedQuAD's open-ended rows llm, cot, rag,
+#                                       kg-vanilla, metakgrag, kg-ppr over the medical
+#                                       graph and the MedQuAD corpus, into
+#                                       docs/results/medquad-dev300, scored with ROUGE-L,
+#                                       BERTScore and G-Eval (the chat model judges)
 #
 # N defaults to 300 (the whole dev300 files), STEP to 4. Each step answers STEP more
 # questions with every method of every dataset before the next, so wherever the script
@@ -36,7 +45,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KGRAG:-.venv/bin/kgrag}
-SIDE=${1:?usage: scripts/dev300.sh kg|text [N] [STEP]}
+SIDE=${1:?usage: scripts/dev300.sh kg|text|reader|compare|medquad [N] [STEP]}
 N=${2:-300}
 STEP=${3:-4}
 RUNS=${RUNS:-runs/dev300}
@@ -55,7 +64,15 @@ case "$SIDE" in
     DATASETS=${DATASETS:-csqa,medqa,mmlu-law}
     METHODS=${METHODS:-llm,kg-no-evidence,kg-vanilla,metakgrag-oa,metakgrag,metakgrag-no-cycle,metakgrag-no-completeness,metakgrag-no-relevance,metakgrag-no-restart,tog}
     ;;
-  *) echo "unknown side '$SIDE': kg, text or reader" >&2; exit 2 ;;
+  compare)
+    DATASETS=${DATASETS:-hotpotqa,2wiki}
+    METHODS=${METHODS:-kg-vanilla,metakgrag,tog,kg-ppr}
+    ;;
+  medquad)
+    DATASETS=medquad
+    METHODS=${METHODS:-llm,cot,rag,kg-vanilla,metakgrag,kg-ppr}
+    ;;
+  *) echo "unknown side '$SIDE': kg, text, reader, compare or medquad" >&2; exit 2 ;;
 esac
 
 domain_of() {  # the graph a KG dataset's questions are answered over
@@ -63,12 +80,16 @@ domain_of() {  # the graph a KG dataset's questions are answered over
     csqa) echo commonsense ;;
     medqa) echo medical ;;
     mmlu-law) echo legal ;;
+    medquad) echo medical ;;
+    hotpotqa | 2wiki) echo wikipedia ;;
     *) echo "no domain graph for dataset '$1'" >&2; exit 2 ;;
   esac
 }
 
 run_of() {  # the run directory of a dataset's side
-  if [ "$SIDE" != reader ]; then echo "$RUNS/$1"
+  if [ "$SIDE" = compare ]; then echo "docs/results/$1-dev"
+  elif [ "$SIDE" = medquad ]; then echo docs/results/medquad-dev300
+  elif [ "$SIDE" != reader ]; then echo "$RUNS/$1"
   elif [ "$BIAS" = prompt-prior ]; then echo "docs/results/reader-$1-pp"
   elif [ "$1" = csqa ]; then echo docs/results/reader-csqa-kgfull
   else echo "docs/results/reader-$1-dev300"; fi
@@ -84,7 +105,9 @@ for ((n = STEP; n < N + STEP; n += STEP)); do
     [ "$SIDE" = reader ] && args+=(--bias "$BIAS")
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
-    $K score "$(run_of "$d")" --same "$n" >/dev/null
+    score=()
+    [ "$SIDE" = medquad ] && score+=(--bertscore --geval)
+    $K score "$(run_of "$d")" --same "$n" ${score[@]+"${score[@]}"} >/dev/null
   done
   ((n == N)) && break
 done
