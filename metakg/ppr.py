@@ -129,11 +129,12 @@ class PassageIds:
     """How a domain's documents name corpus passages: a document id `doc_prefix + x`
     is the passage `passage_prefix + x` (Wikipedia: `wikipedia:wiki_passages:p7` → `p7`;
     MedQuAD: `medical:medquad_corpus:L12` → `medquad:L12`), read by `statement` (one per
-    corpus label: `metakg/ppr_passages` for `Passage`)."""
+    corpus label: `textrag/ppr_passages` for `Passage`, `textrag/medical/…` for
+    `MedicalPassage`)."""
 
     doc_prefix: str
     passage_prefix: str = ""
-    statement: str = "metakg/ppr_passages"
+    statement: str = "textrag/ppr_passages"
 
 
 class GraphPPR:

@@ -105,9 +105,11 @@ for ((n = STEP; n < N + STEP; n += STEP)); do
     [ "$SIDE" = reader ] && args+=(--bias "$BIAS")
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
-    score=()
-    [ "$SIDE" = medquad ] && score+=(--bertscore --geval)
-    $K score "$(run_of "$d")" --same "$n" ${score[@]+"${score[@]}"} >/dev/null
+    if [ "$SIDE" = medquad ]; then  # open-ended rows: no paired right/wrong table to share
+      $K score "$(run_of "$d")" --bertscore --geval >/dev/null
+    else
+      $K score "$(run_of "$d")" --same "$n" >/dev/null
+    fi
   done
   ((n == N)) && break
 done

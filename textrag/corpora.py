@@ -59,7 +59,6 @@ class CorpusSpec:
     # `<domain>:<graph_source>:<x>` is the passage `<passage_prefix><x>`
     graph_source: str = ""
     passage_prefix: str = ""
-    ppr_statement: str = "metakg/ppr_passages"  # passages ranked by entity scores (its label)
 
     def graph_document_prefix(self, domain: str) -> str:
         """The id prefix of `domain`'s graph documents that are passages of this corpus.
@@ -85,8 +84,7 @@ MEDICAL = CorpusSpec(
     vector_index="medical_passage_embedding", statements="textrag/medical",
     path="medical/medquad_corpus.jsonl.gz",
     record="medquad", domains=("medical",), exclude_overlap_with=("medquad",),
-    graph_source="medquad_corpus", passage_prefix=MEDQUAD_PREFIX,
-    ppr_statement="textrag/medical/ppr_passages")
+    graph_source="medquad_corpus", passage_prefix=MEDQUAD_PREFIX)
 
 CORPORA: Mapping[str, CorpusSpec] = MappingProxyType({c.name: c for c in (WIKIPEDIA, MEDICAL)})
 DEFAULT = WIKIPEDIA

@@ -123,7 +123,7 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
     others = ([open_retriever(p, "bm25", domain), open_retriever(p, "dense", domain)]
               if fused else [])
     ids = PassageIds(corpus.graph_document_prefix(domain), corpus.passage_prefix,
-                     corpus.ppr_statement)
+                     corpus.statement("ppr_passages"))
     matcher = store_matcher(p.store, domain, spacy_tagger())
     return PPRRetriever(GraphPPR(p.store, domain, ids, config), matcher, others)
 

@@ -116,7 +116,7 @@ def test_a_question_without_entities_is_plain_hybrid(platform, graph, corpus) ->
 
 
 def test_the_cypher_files_plan(platform) -> None:  # type: ignore[no-untyped-def]
-    for name in ("metakg/match_keys", "metakg/ppr_subgraph", "metakg/ppr_passages",
+    for name in ("metakg/match_keys", "metakg/ppr_subgraph", "textrag/ppr_passages",
                  "textrag/medical/ppr_passages",
                  "metakg/coverage_balls", "metakg/coverage_meet"):
         platform.store.explain(name)
@@ -156,7 +156,7 @@ def medical(platform, test_domain, tmp_path) -> Iterator[tuple[str, PassageIds]]
         chunks, [{"key": n, "name": n.title(), "aliases": [], "emb": VECTOR} for n in names],
         facts, WriteReport(test_domain))
     ids = PassageIds(MEDICAL.graph_document_prefix(test_domain),
-                     prefix + MEDICAL.passage_prefix, MEDICAL.ppr_statement)
+                     prefix + MEDICAL.passage_prefix, MEDICAL.statement("ppr_passages"))
     try:
         yield test_domain, ids
     finally:

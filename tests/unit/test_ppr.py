@@ -96,7 +96,7 @@ class RecordingStore:
             return [{"seeds": [{"key": s, "mentions": 1} for s in seeds],
                      "edges": [["big stone gap", "adriana trigiani"],
                                ["adriana trigiani", "greenwich village"]]}]
-        if name == "metakg/ppr_passages":
+        if name == "textrag/ppr_passages":
             return [{"id": f"p-{e['key']}", "title": e["key"], "text": "t",
                      "score": e["score"]} for e in params["entities"]]
         raise AssertionError(f"unexpected statement {name}")
@@ -129,7 +129,7 @@ def test_graph_ranking_alone_puts_the_seed_and_its_neighbour_first() -> None:
     assert [h.passage.id for h in hits] == ["p-big stone gap", "p-adriana trigiani",
                                             "p-greenwich village"]
     assert [p["name"] for p in store.params] == ["metakg/match_keys", "metakg/ppr_subgraph",
-                                                 "metakg/ppr_passages"]
+                                                 "textrag/ppr_passages"]
 
 
 def test_without_seeds_the_result_is_the_fusion_of_the_others() -> None:

@@ -1,5 +1,5 @@
 // kg-ppr over the medical corpus (metakg.ppr.GraphPPR.scored_passages): as
-// metakg/ppr_passages, but the passages are MedicalPassage nodes (MedQuAD answers): the
+// textrag/ppr_passages, but the passages are MedicalPassage nodes (MedQuAD answers): the
 // medical graph's document `$doc_prefix + x` (medical:medquad_corpus:L12) is the passage
 // `$passage_prefix + x` (medquad:L12). Records left out of the corpus (they repeat an
 // evaluation question) have no passage and are left out here too.
