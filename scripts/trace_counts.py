@@ -13,6 +13,7 @@ the others.
 Every method that answered all N questions: the length in words of the answer span EM and F1
 score (`reply_answer` of the reply), median, and how many spans run over 5 words (the gold
 answers' median is printed first): answer form moves EM as much as retrieval does.
+Every method that answered all N questions: its exact matches by question type.
 """
 
 from __future__ import annotations
@@ -95,6 +96,14 @@ def main(run: Annotated[Path, typer.Argument(help="Run directory.")],
             parts.append(f"{m} {statistics.median(words):g} ({sum(w > 5 for w in words)} over 5)")
         print(f"answer words, median (spans over 5 words): gold {statistics.median(gold):g}; "
               + ", ".join(parts))
+    if answered and not last[(answered[0], order[0])].question.is_multiple_choice:
+        kind = {q: last[(answered[0], q)].question.meta.get("type", "?") for q in order}
+        sizes = Counter(kind.values())
+        print("exact matches by question type (" + ", ".join(
+            f"{k} {sizes[k]}" for k in sorted(sizes)) + "):")
+        for m in answered:
+            right = Counter(kind[q] for q in order if per_question_scores(last[(m, q)])["em"])
+            print(f"  {m} by type: " + "; ".join(f"{k} {right[k]}" for k in sorted(sizes)))
 
 
 if __name__ == "__main__":

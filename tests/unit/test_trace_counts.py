@@ -30,3 +30,22 @@ def test_all_read_counts_are_the_scored_share(run: Path, capsys: pytest.CaptureF
         assert by_type == n  # the types add up to the total
         share = same["methods"][m]["supporting_all"]["mean"]
         assert n == round(share * k), m
+
+
+@pytest.mark.results
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_exact_matches_by_type_add_up_to_the_scored_em(run: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    same = json.loads((run / "metrics.json").read_text())["same"]
+    k = same["k"]
+    script["main"](run, k)
+    out = capsys.readouterr().out
+    sizes = re.search(r"^exact matches by question type \((.*)\):$", out, re.M)
+    assert sizes, out
+    assert sum(int(n) for n in re.findall(r"\w+ (\d+)", sizes.group(1))) == k
+    rows = dict(re.findall(r"^  ([\w-]+) by type: (.*)$", out, re.M))
+    assert {"seakr", "kg-ppr"} <= rows.keys(), out
+    for m, kinds in rows.items():
+        right = sum(int(x) for x in re.findall(r"\w+ (\d+)", kinds))
+        assert right == round(same["methods"][m]["em"]["mean"] * k), m
