@@ -12,8 +12,8 @@ answered right; then EM of the answers whose method read every supporting paragr
 the others.
 Every method that answered all N questions: the length in words of the answer span EM and F1
 score (`reply_answer` of the reply), median, and how many spans run over 5 words (the gold
-answers' median is printed first): answer form moves EM as much as retrieval does.
-Every method that answered all N questions: its exact matches by question type.
+answers' median is printed first): answer form moves EM as much as retrieval does; then
+its exact matches by question type.
 """
 
 from __future__ import annotations
