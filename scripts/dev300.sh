@@ -34,7 +34,8 @@
 #                                       resolution, and the Wikipedia and MedQuAD passage
 #                                       corpora. DOMAINS narrows it (e.g. DOMAINS=wikipedia).
 #                                       Resumable and idempotent: entities are resolved
-#                                       only after a build added some (a second pass over a
+#                                       once per graph state (a marker file keeps the
+#                                       fingerprint resolution left; a second pass over a
 #                                       resolved graph can merge a few more and would
 #                                       change its fingerprint). Wikipedia took 16 min on an
 #                                       idle fresh machine, its corpus ~7 min.
@@ -71,10 +72,25 @@ if [ "$SIDE" = prepare ]; then
     $K graph import "data/graphs/$d.jsonl.gz" --domain "$d"
     [ "$d" = legal ] && continue  # its export is the whole fast build
     $K build --domain "$d" --extractor fast --no-resolve --defer-embeddings
-    embedded=$($K graph embed --domain "$d" | tee /dev/stderr)
-    if ! grep -q "embedded 0 entities" <<< "$embedded"; then
-      $K graph resolve --domain "$d"
-    fi
+    $K graph embed --domain "$d"
+    # resolve once per graph state: a marker keeps the fingerprint resolution left, so a
+    # run stopped before resolving resolves next time, and a finished one is not resolved
+    # again (a second pass can merge a few more entities and change the fingerprint)
+    "$(dirname "$K")/python" - "$d" <<'PY'
+import sys
+from pathlib import Path
+from kg_builder.fingerprint import graph_fingerprint
+from kg_builder.resolution import resolve_domain
+from kgrag.platform import Platform
+p, domain = Platform(), sys.argv[1]
+marker = Path(p.settings.home) / "jobs" / domain / "resolved.fingerprint"
+if marker.is_file() and marker.read_text() == str(graph_fingerprint(p.store, domain)):
+    print(f"{domain}: resolved already (marker {marker})")
+else:
+    print(resolve_domain(p.store, domain), flush=True)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(graph_fingerprint(p.store, domain)))
+PY
     case "$d" in
       wikipedia) $K corpus load ;;
       medical) $K corpus load --domain medical ;;
