@@ -372,12 +372,25 @@ def graph_resolve(
     dry_run: Annotated[bool, typer.Option(help="Only find the merges: write nothing (time "
                                                "resolution, preview its merges).")] = False,
     show: Annotated[int, typer.Option(min=0, help="Print this many of the merges.")] = 0,
+    once: Annotated[bool, typer.Option(help="Skip it when the graph is as its last "
+                                            "resolution left it (what builds do).")] = False,
 ) -> None:
-    """Merge surface variants of one entity within a domain (also run at the end of a build)."""
-    from kg_builder.resolution import resolve_domain
+    """Merge surface variants of one entity within a domain (also run at the end of a build).
+    A second pass over a resolved graph can merge a few more; `--once` resolves once per
+    graph state."""
+    from kg_builder.resolution import record_resolved, resolve_domain, resolve_once, resolved_marker
 
+    p = Platform()
+    if once and not dry_run:
+        with console.status("Resolving entities…"):
+            done = resolve_once(p.store, domain, p.settings.home)
+        console.print(str(done) if done else f"{domain}: resolved already (the graph is as "
+                      f"its last resolution left it: {resolved_marker(p.settings.home, domain)})")
+        return
     with console.status("Finding merges…" if dry_run else "Resolving entities…"):
-        report = resolve_domain(Platform().store, domain, dry_run=dry_run, examples=show)
+        report = resolve_domain(p.store, domain, dry_run=dry_run, examples=show)
+    if not dry_run:
+        record_resolved(p.store, domain, p.settings.home)
     console.print(str(report))
     for r in report.examples:
         console.print(f"  {r['name']!r}: keep {r['keep']!r}, merge {r['merge']!r}",

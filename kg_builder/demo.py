@@ -160,12 +160,12 @@ def _load_graphs(p: Platform, console: Console) -> tuple[set[str], list[str]]:
 
 def _build_full(p: Platform, console: Console, domains: list[str]) -> None:
     """`kgrag build --domain D --extractor fast --no-resolve --defer-embeddings`, then
-    `kgrag graph embed` and `kgrag graph resolve`, for each domain (the same job as those
-    commands: a stopped demo, or those commands, resume it)."""
+    `kgrag graph embed` and `kgrag graph resolve --once`, for each domain (the same job as
+    those commands: a stopped demo, or those commands, resume it)."""
     from kg_builder.build import plan_build
     from kg_builder.fast_extract import FastConfig, FastExtractor, load_pipeline
     from kg_builder.jobs import BuildJob
-    from kg_builder.resolution import resolve_domain
+    from kg_builder.resolution import resolve_once
 
     nlp = load_pipeline(1)
     for domain in domains:
@@ -180,7 +180,7 @@ def _build_full(p: Platform, console: Console, domains: list[str]) -> None:
         report = WriteReport(domain)
         GraphWriter(p.store, None, domain, embedder_factory=lambda: p.embedder
                     ).embed_missing(report, progress=True)
-        resolved = resolve_domain(p.store, domain)
+        resolved = resolve_once(p.store, domain, p.settings.home) or "resolved already"
         console.print(f"{domain}: {record.triples:,} triples from {record.records_done:,} "
                       f"records, {report.embedded:,} names embedded; resolution: {resolved}; "
                       f"{time.perf_counter() - began:.0f} s")

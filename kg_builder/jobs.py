@@ -52,7 +52,7 @@ from kg_builder.job_rows import (
     text_digest,
     write_cooccurrences,
 )
-from kg_builder.resolution import merged_key_map, resolve_domain
+from kg_builder.resolution import merged_key_map, resolve_once
 from kg_builder.sources import Chunk
 from kgrag.errors import KgragError, Neo4jUnavailable
 from kgrag.locks import exclusive, is_locked
@@ -237,9 +237,11 @@ class BuildJob:
         finally:
             bar.close()
         if self.resolve:
-            report = resolve_domain(self.p.store, self.domain)
-            self.record.resolution = str(report)
-            log.info("entity resolution: %s", report)
+            report = resolve_once(self.p.store, self.domain, self.p.settings.home)
+            self.record.resolution = (str(report) if report else
+                                      "resolved already (the graph is as its last "
+                                      "resolution left it)")
+            log.info("entity resolution: %s", self.record.resolution)
         self.record.status = "done"
         self._save()
         return self.record

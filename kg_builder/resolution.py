@@ -9,6 +9,12 @@ kept node, and collapses facts that became duplicates.
 
     report = resolve_domain(platform.store, "medical")
     report.merged_nodes
+
+Resolution is not a fixed point: a second pass over a resolved graph can merge a few more
+nodes (their merged vectors and aliases put new pairs over the thresholds) and so change the
+graph's fingerprint, which evaluation runs record. `resolve_once` therefore resolves once
+per graph state: a marker file keeps the fingerprint resolution left, and a call on that
+same state does nothing. Builds, `kgrag demo --full` and `kgrag graph resolve --once` use it.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kg_builder.fingerprint import graph_fingerprint
 from kg_builder.resolve import IDENTITY, ResolveConfig, candidate_pairs, resolve_entities
 from kgrag.store import GraphStore
 
@@ -126,6 +134,35 @@ def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None 
         store.run("kg/dedupe_mentions", {"domain": domain, "keys": keys})
     return ResolveReport(domain, n, merged, sum(len(r["merge"]) for r in rows), pairs,
                          False, time.perf_counter() - start, shown)
+
+
+def resolved_marker(home: Path, domain: str) -> Path:
+    """The file holding the fingerprint a domain's last resolution left."""
+    return home / "jobs" / domain / "resolved.fingerprint"
+
+
+def record_resolved(store: GraphStore, domain: str, home: Path) -> None:
+    """Write the marker of `resolve_once` for the graph as it is now. A marker that cannot
+    be written costs only a repeated resolution later: it is logged, not raised."""
+    marker = resolved_marker(home, domain)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(graph_fingerprint(store, domain)))
+    except OSError as e:
+        log.warning("cannot write %s (%s): the next build resolves %s again", marker, e,
+                    domain)
+
+
+def resolve_once(store: GraphStore, domain: str, home: Path) -> ResolveReport | None:
+    """Resolve the domain unless its last resolution left the graph as it is now (the
+    marker holds the current fingerprint); None when it skipped. A build, import or edit
+    since then changes the fingerprint, so resolution runs again."""
+    marker = resolved_marker(home, domain)
+    if marker.is_file() and marker.read_text() == str(graph_fingerprint(store, domain)):
+        return None
+    report = resolve_domain(store, domain)
+    record_resolved(store, domain, home)
+    return report
 
 
 def merged_key_map(store: GraphStore, domain: str) -> dict[str, str]:

@@ -73,24 +73,10 @@ if [ "$SIDE" = prepare ]; then
     [ "$d" = legal ] && continue  # its export is the whole fast build
     $K build --domain "$d" --extractor fast --no-resolve --defer-embeddings
     $K graph embed --domain "$d"
-    # resolve once per graph state: a marker keeps the fingerprint resolution left, so a
-    # run stopped before resolving resolves next time, and a finished one is not resolved
-    # again (a second pass can merge a few more entities and change the fingerprint)
-    "$(dirname "$K")/python" - "$d" <<'PY'
-import sys
-from pathlib import Path
-from kg_builder.fingerprint import graph_fingerprint
-from kg_builder.resolution import resolve_domain
-from kgrag.platform import Platform
-p, domain = Platform(), sys.argv[1]
-marker = Path(p.settings.home) / "jobs" / domain / "resolved.fingerprint"
-if marker.is_file() and marker.read_text() == str(graph_fingerprint(p.store, domain)):
-    print(f"{domain}: resolved already (marker {marker})")
-else:
-    print(resolve_domain(p.store, domain), flush=True)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(str(graph_fingerprint(p.store, domain)))
-PY
+    # once per graph state: a marker keeps the fingerprint resolution left, so a run
+    # stopped before resolving resolves next time, and a finished one is not resolved again
+    # (a second pass can merge a few more entities and change the fingerprint)
+    $K graph resolve --domain "$d" --once
     case "$d" in
       wikipedia) $K corpus load ;;
       medical) $K corpus load --domain medical ;;

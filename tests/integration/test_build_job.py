@@ -153,6 +153,33 @@ def test_entity_resolution_merges_variants_in_neo4j(platform, test_domain):
     assert resolve_domain(platform.store, test_domain).merged_nodes == 0  # idempotent
 
 
+def test_resolve_once_resolves_once_per_graph_state(platform, test_domain, tmp_path):
+    """A second call on the graph its resolution left does nothing; a changed graph is
+    resolved again (the marker holds the fingerprint, kept under `home`)."""
+    from kg_builder.fingerprint import graph_fingerprint
+    from kg_builder.graph_io import GraphWriter, WriteReport
+    from kg_builder.resolution import resolve_once, resolved_marker
+
+    def write(keys: tuple[str, ...], chunk: str) -> None:
+        GraphWriter(platform.store, platform.embedder, test_domain).write(
+            [{"id": chunk, "doc": "d", "text": chunk, "source": "s", "title": "", "line": 1}],
+            [{"key": k, "name": k, "aliases": []} for k in keys],
+            [{"h": keys[0], "r": "carries", "t": keys[-1], "k": "function",
+              "chunks": [chunk], "conf": 1.0}], WriteReport(test_domain))
+
+    write(("haemoglobin", "oxygen"), "c1")
+    write(("hemoglobin", "oxygen"), "c2")
+    first = resolve_once(platform.store, test_domain, tmp_path)
+    assert first is not None and first.merged_nodes == 1
+    marker = resolved_marker(tmp_path, test_domain)
+    assert marker.read_text() == str(graph_fingerprint(platform.store, test_domain))
+    assert resolve_once(platform.store, test_domain, tmp_path) is None
+    write(("iron", "oxygen"), "c3")  # the graph changed: resolved again
+    again = resolve_once(platform.store, test_domain, tmp_path)
+    assert again is not None and again.merged_nodes == 0
+    assert marker.read_text() == str(graph_fingerprint(platform.store, test_domain))
+
+
 def test_entity_resolution_keeps_names_a_fact_relates_apart(platform, test_domain):
     """A subtype fact between two spelling-close names: they are two things, not one."""
     from kg_builder.graph_io import GraphWriter, WriteReport
