@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -137,8 +138,20 @@ def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None 
 
 
 def resolved_marker(home: Path, domain: str) -> Path:
-    """The file holding the fingerprint a domain's last resolution left."""
-    return home / "jobs" / domain / "resolved.fingerprint"
+    """The file holding the fingerprint a domain's last resolution left, always inside
+    `home/jobs`: a domain name is one folder name there, with `/`, `\\`, `%` and a leading
+    dot percent-encoded (plain names such as `wikipedia` are kept as they are).
+
+    >>> resolved_marker(Path("/h"), "wikipedia").as_posix()
+    '/h/jobs/wikipedia/resolved.fingerprint'
+    >>> resolved_marker(Path("/h"), "../../etc").as_posix()
+    '/h/jobs/%2E.%2F..%2Fetc/resolved.fingerprint'
+    """
+    folder = quote(domain, safe=" !#$&'()+,;=@[]^`{}~-_.")
+    if folder.startswith("."):
+        folder = "%2E" + folder[1:]
+    folder = folder or "%"  # the empty name (every real "%" is encoded as "%25")
+    return home / "jobs" / folder / "resolved.fingerprint"
 
 
 def record_resolved(store: GraphStore, domain: str, home: Path) -> None:
@@ -158,7 +171,12 @@ def resolve_once(store: GraphStore, domain: str, home: Path) -> ResolveReport | 
     marker holds the current fingerprint); None when it skipped. A build, import or edit
     since then changes the fingerprint, so resolution runs again."""
     marker = resolved_marker(home, domain)
-    if marker.is_file() and marker.read_text() == str(graph_fingerprint(store, domain)):
+    try:
+        last = marker.read_text() if marker.is_file() else None
+    except (OSError, UnicodeDecodeError) as e:  # unreadable: resolve, then rewrite it
+        log.warning("cannot read %s (%s): resolving %s", marker, e, domain)
+        last = None
+    if last is not None and last == str(graph_fingerprint(store, domain)):
         return None
     report = resolve_domain(store, domain)
     record_resolved(store, domain, home)

@@ -178,6 +178,9 @@ def test_resolve_once_resolves_once_per_graph_state(platform, test_domain, tmp_p
     again = resolve_once(platform.store, test_domain, tmp_path)
     assert again is not None and again.merged_nodes == 0
     assert marker.read_text() == str(graph_fingerprint(platform.store, test_domain))
+    marker.write_bytes(b"\xff\xfe not a fingerprint")  # unreadable: resolved, rewritten
+    assert resolve_once(platform.store, test_domain, tmp_path) is not None
+    assert marker.read_text() == str(graph_fingerprint(platform.store, test_domain))
 
 
 def test_entity_resolution_keeps_names_a_fact_relates_apart(platform, test_domain):

@@ -182,3 +182,18 @@ def test_identity_predicates_do_not_keep_names_apart() -> None:
         assert IDENTITY.search(same), same
     for other in ("is a", "type of", "part of", "called for", "recalled"):
         assert not IDENTITY.search(other), other
+
+
+def test_the_resolution_marker_stays_in_the_jobs_folder_whatever_the_domain() -> None:
+    """Hostile or odd domain names give one folder each under home/jobs, none the same."""
+    from pathlib import Path
+
+    from kg_builder.resolution import resolved_marker
+
+    home = Path("/home/k")
+    names = ["wikipedia", "a/b", "a%2Fb", "..", ".", ".x", "", "%", "c:\\x", "../../etc",
+             "my docs", "tést", "a\nb"]
+    folders = [resolved_marker(home, n).parent for n in names]
+    assert all(f.parent == home / "jobs" and f.name not in {"", ".", ".."} for f in folders)
+    assert len(set(folders)) == len(names)
+    assert resolved_marker(home, "wikipedia") == home / "jobs/wikipedia/resolved.fingerprint"
