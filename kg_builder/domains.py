@@ -15,6 +15,8 @@ enum of the JSON schema's `k` field, so prompt and schema can never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
 
 from kgrag.errors import KgragError
 
@@ -99,3 +101,20 @@ def check_not_reserved(domain: str, action: str) -> None:
                          f"{action} may not write into it",
                          hint="build it only with `kgrag graph paper-protocol --dataset "
                               "csqa`; use another domain name for anything else")
+
+
+def jobs_folder(home: Path, domain: str) -> Path:
+    """The folder of a domain's build jobs and resolution marker, always one folder inside
+    `home/jobs`: `/`, `\\`, `%` and a leading dot of the name are percent-encoded (plain
+    names such as `wikipedia` are kept as they are), so no domain name reaches outside.
+
+    >>> jobs_folder(Path("/h"), "wikipedia").as_posix()
+    '/h/jobs/wikipedia'
+    >>> jobs_folder(Path("/h"), "../../etc").as_posix()
+    '/h/jobs/%2E.%2F..%2Fetc'
+    """
+    folder = quote(domain, safe=" !#$&'()+,;=@[]^`{}~-_.")
+    if folder.startswith("."):
+        folder = "%2E" + folder[1:]
+    folder = folder or "%"  # the empty name (every real "%" is encoded as "%25")
+    return home / "jobs" / folder

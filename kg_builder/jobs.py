@@ -5,7 +5,8 @@ A job is identified by what determines its output: domain, sources, record limit
 and prompt/config digests, and the extractor (`llm`, the default, or `fast`: spaCy, see
 `kg_builder.fast_extract`; a fast job's model is the spaCy package and its "prompt" the
 rules' version, so the two never share a job). Its state lives in
-`$KGRAG_HOME/jobs/<domain>/<job id>/`:
+`$KGRAG_HOME/jobs/<domain>/<job id>/` (`kg_builder.domains.jobs_folder`: the domain name
+percent-encoded where it would leave that folder):
 
     job.json           the job record: status, counts, failures, model, prompt hash, timings
     extractions.jsonl  one line per extracted batch (triples and failures), fsynced
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from kg_builder.domains import jobs_folder
 from kg_builder.extract import (
     CoOccurrence,
     ExtractConfig,
@@ -170,7 +172,7 @@ class BuildJob:
         model = getattr(self.extractor, "model_name", None) or platform.settings.model.identity
         digest = self.extractor.prompt_digest()
         jid = job_id(domain, source_names, model, digest, self.extractor.config)
-        self.dir = platform.settings.home / "jobs" / domain / jid
+        self.dir = jobs_folder(platform.settings.home, domain) / jid
         self.dir.mkdir(parents=True, exist_ok=True)
         old = self._load_record()
         if old is not None:
@@ -400,10 +402,11 @@ def job_properties(r: JobRecord) -> dict[str, Any]:
 
 
 def list_jobs(home: Path, domain: str | None = None) -> list[JobRecord]:
-    base = home / "jobs"
-    pattern = f"{domain}/*/job.json" if domain else "*/*/job.json"
+    # the folder is a path, not a pattern: a domain name with `[` or `*` globs nothing else
+    paths = ((jobs_folder(home, domain).glob("*/job.json")) if domain
+             else (home / "jobs").glob("*/*/job.json"))
     jobs = []
-    for path in base.glob(pattern):
+    for path in paths:
         job = JobRecord.model_validate_json(path.read_text())
         job.running_here = is_locked(path.parent / LOCK)
         jobs.append(job)

@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 
+from kg_builder.domains import jobs_folder
 from kg_builder.fingerprint import graph_fingerprint
 from kg_builder.resolve import IDENTITY, ResolveConfig, candidate_pairs, resolve_entities
 from kgrag.store import GraphStore
@@ -138,20 +138,13 @@ def resolve_domain(store: GraphStore, domain: str, config: ResolveConfig | None 
 
 
 def resolved_marker(home: Path, domain: str) -> Path:
-    """The file holding the fingerprint a domain's last resolution left, always inside
-    `home/jobs`: a domain name is one folder name there, with `/`, `\\`, `%` and a leading
-    dot percent-encoded (plain names such as `wikipedia` are kept as they are).
+    """The file holding the fingerprint a domain's last resolution left, in the domain's
+    jobs folder (`kg_builder.domains.jobs_folder`, always inside `home/jobs`).
 
     >>> resolved_marker(Path("/h"), "wikipedia").as_posix()
     '/h/jobs/wikipedia/resolved.fingerprint'
-    >>> resolved_marker(Path("/h"), "../../etc").as_posix()
-    '/h/jobs/%2E.%2F..%2Fetc/resolved.fingerprint'
     """
-    folder = quote(domain, safe=" !#$&'()+,;=@[]^`{}~-_.")
-    if folder.startswith("."):
-        folder = "%2E" + folder[1:]
-    folder = folder or "%"  # the empty name (every real "%" is encoded as "%25")
-    return home / "jobs" / folder / "resolved.fingerprint"
+    return jobs_folder(home, domain) / "resolved.fingerprint"
 
 
 def record_resolved(store: GraphStore, domain: str, home: Path) -> None:

@@ -6,15 +6,16 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from kg_builder.jobs import LOCK, JobRecord
+from kg_builder.domains import jobs_folder
+from kg_builder.jobs import LOCK, JobRecord, list_jobs
 from kgrag.cli import app
 from kgrag.locks import exclusive
 
 
-def _job(home: Path, jid: str, status: str) -> Path:
-    folder = home / "jobs" / "commonsense" / jid
+def _job(home: Path, jid: str, status: str, domain: str = "commonsense") -> Path:
+    folder = jobs_folder(home, domain) / jid
     folder.mkdir(parents=True)
-    record = JobRecord(id=jid, domain="commonsense", sources=["csqa_train.jsonl"], limit=400,
+    record = JobRecord(id=jid, domain=domain, sources=["csqa_train.jsonl"], limit=400,
                        model="qwen2.5-coder-1.5b", prompt_hash="p", config={}, status=status,
                        records_done=216, records_total=400, records_in_graph=184, triples=494,
                        seconds_extract=1295.3, updated=f"2026-11-23T17:12:{jid[-2:]}+00:00")
@@ -40,3 +41,17 @@ def test_status_lists_jobs_whole_in_80_columns_and_marks_dead_ones_stale(tmp_pat
     assert rows["bb076e7c"][2] == "stale"
     assert "11-23 17:12" in result.output and "model: qwen2.5-coder-1.5b" in result.output
     assert all(len(line) <= 80 and "…" not in line for line in result.output.splitlines())
+
+
+def test_jobs_of_odd_domain_names_stay_in_their_own_folder(tmp_path: Path) -> None:
+    """A domain name is a folder name, not a path or a glob pattern: `../x` stays inside
+    home/jobs, and listing `a[b]` or `*` finds that domain's jobs and no other's."""
+    home = tmp_path / "home"
+    names = ["../x", "a[b]", "*", "commonsense"]
+    for i, name in enumerate(names):
+        folder = _job(home, f"00000000000{i}", "done", name)
+        assert folder.resolve().is_relative_to((home / "jobs").resolve()), name
+    for name in names:
+        assert [j.domain for j in list_jobs(home, name)] == [name]
+    assert len(list_jobs(home)) == len(names)
+    assert not (tmp_path / "x").exists()

@@ -184,10 +184,11 @@ def test_identity_predicates_do_not_keep_names_apart() -> None:
         assert not IDENTITY.search(other), other
 
 
-def test_the_resolution_marker_stays_in_the_jobs_folder_whatever_the_domain() -> None:
+def test_the_resolution_marker_stays_in_the_domain_jobs_folder_whatever_the_name() -> None:
     """Hostile or odd domain names give one folder each under home/jobs, none the same."""
     from pathlib import Path
 
+    from kg_builder.domains import jobs_folder
     from kg_builder.resolution import resolved_marker
 
     home = Path("/home/k")
@@ -197,3 +198,4 @@ def test_the_resolution_marker_stays_in_the_jobs_folder_whatever_the_domain() ->
     assert all(f.parent == home / "jobs" and f.name not in {"", ".", ".."} for f in folders)
     assert len(set(folders)) == len(names)
     assert resolved_marker(home, "wikipedia") == home / "jobs/wikipedia/resolved.fingerprint"
+    assert all(resolved_marker(home, n).parent == jobs_folder(home, n) for n in names)
