@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from kgrag.commands import console, group, platform_for
+from kgrag.commands import cli_group, console, group, platform_for
 from kgrag.platform import Platform
 
 
@@ -32,8 +32,7 @@ def register(app: typer.Typer) -> None:
     group(app, "bench").command("geval")(bench_geval)
     app.command("sweep")(sweep)
     app.command("evidence")(evidence)
-    reader_app = typer.Typer(no_args_is_help=True,
-                             help="The multiple-choice reader (letter probabilities).")
+    reader_app = cli_group("The multiple-choice reader (letter probabilities).")
     reader_app.command("prior")(reader_prior)
     reader_app.command("trust")(reader_trust)
     app.add_typer(reader_app, name="reader")

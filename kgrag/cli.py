@@ -24,22 +24,21 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kgrag.commands import console, err, load_commands, platform_for
+from kgrag.commands import cli_group, console, err, load_commands, platform_for
 from kgrag.errors import KgragError
 from kgrag.platform import Platform, available_methods
 
 if TYPE_CHECKING:
     from kgrag.types import Choice
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="Knowledge-graph RAG on Neo4j with local quantized models.")
-neo4j_app = typer.Typer(no_args_is_help=True, help="Manage the local Neo4j server.")
-models_app = typer.Typer(no_args_is_help=True, help="List and fetch models.")
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks whose numbers go in the README.")
+app = cli_group("Knowledge-graph RAG on Neo4j with local quantized models.", root=True)
+neo4j_app = cli_group("Manage the local Neo4j server.")
+models_app = cli_group("List and fetch models.")
+bench_app = cli_group("Benchmarks whose numbers go in the README.")
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
-graph_app = typer.Typer(no_args_is_help=True, help="Inspect, export and import domain graphs.")
+graph_app = cli_group("Inspect, export and import domain graphs.")
 app.add_typer(graph_app, name="graph")
 
 

@@ -42,6 +42,17 @@ def platform_for(model: str | None = None, threads: int | None = None) -> Platfo
     return Platform(s)
 
 
+def cli_group(help: str, *, root: bool = False) -> typer.Typer:
+    """A Typer app with plain Click help, up to 100 columns wide: docstrings are wrapped at
+    100 columns, and plain help joins their lines into the terminal's width (Rich panels kept
+    each line break, squeezed option help into a narrow column and read `[model]` or
+    `[0, 1]` as a style tag). A `\\b` paragraph keeps its lines. Without arguments a group
+    shows its help; the root app (`root`) has no shell completion and plain tracebacks."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None,
+                       context_settings={"max_content_width": 100},
+                       add_completion=not root, pretty_exceptions_enable=not root)
+
+
 def group(app: typer.Typer, name: str) -> typer.Typer:
     """The command group `name` (`graph`, `bench`, …) that the root app defines."""
     for info in app.registered_groups:

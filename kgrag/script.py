@@ -20,7 +20,7 @@ from kgrag.errors import KgragError
 
 def run_script(main: Callable[..., object], doc: str | None) -> None:
     """Run `main` as a one-command typer app whose help is the script's docstring."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     app.command(help=doc)(main)
     try:
         app()

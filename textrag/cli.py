@@ -17,16 +17,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kgrag.commands import console, group, platform_for
+from kgrag.commands import cli_group, console, group, platform_for
 
 if TYPE_CHECKING:
     from textrag.corpora import CorpusSpec
     from textrag.seakr.calibrate import SeakrCalibration
 
-corpus_app = typer.Typer(no_args_is_help=True,
-                         help="Load and inspect the passage corpus of the text methods.")
-calibrate_app = typer.Typer(no_args_is_help=True,
-                            help="Calibrate method thresholds for the configured model.")
+corpus_app = cli_group("Load and inspect the passage corpus of the text methods.")
+calibrate_app = cli_group("Calibrate method thresholds for the configured model.")
 
 
 def register(app: typer.Typer) -> None:
