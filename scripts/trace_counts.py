@@ -4,6 +4,8 @@
 
 SeaKR: reasoning steps, real retrievals (a `retrieve` step that chose a passage), questions
 with and without retrieval and their exact matches, the first step's uncertainty.
+MetaKGRAG: per start entity, the Perceive-Evaluate-Adjust cycles run, how they stopped, the
+paths they changed; the questions with a changed path and without, with their exact matches.
 MetaRAG: questions with at least one monitor → evaluate → plan round, the rounds' planned
 categories, how the loops stopped, and re-retrievals.
 Every method that reads passages and answered all N questions: the questions it read every
@@ -66,6 +68,20 @@ def main(run: Annotated[Path, typer.Argument(help="Run directory.")],
         print(f"metarag, {len(meta)} questions: {flagged} with a round; planned "
               f"{dict(Counter(s.summary.split(':')[0] for s in rounds))}; stops {dict(stops)}; "
               f"re-retrievals {sum(ln.prediction.usage.retrievals - 1 for ln in meta)}")
+    mkg = [last[("metakgrag", q)] for q in order if ("metakgrag", q) in last]
+    if mkg:
+        refines = [s.data for ln in mkg for s in ln.prediction.trace if s.stage == "refine"]
+        moved = {ln.question.id: any(s.data.get("changed") for s in ln.prediction.trace
+                                     if s.stage == "refine") for ln in mkg}
+        em = {ln.question.id: per_question_scores(ln)["em"] for ln in mkg}
+        with_c = [q for q in moved if moved[q]]
+        print(f"metakgrag, {len(mkg)} questions, {len(refines)} start entities: cycles "
+              f"{dict(sorted(Counter(len(d.get('cycles', [])) for d in refines).items()))}; "
+              f"stops {dict(Counter(d.get('stop') for d in refines).most_common())}; "
+              f"{sum(bool(d.get('changed')) for d in refines)} paths changed; "
+              f"{len(with_c)} questions with a changed path ({sum(em[q] for q in with_c):.0f} "
+              f"right), {len(moved) - len(with_c)} without "
+              f"({sum(em[q] for q in moved if not moved[q]):.0f} right)")
     split: dict[bool, list[float]] = {True: [], False: []}
     methods = sorted({m for m, _ in last})
     readers = [m for m in methods if all((m, q) in last for q in order)
