@@ -49,3 +49,24 @@ def test_exact_matches_by_type_add_up_to_the_scored_em(run: Path,
     for m, kinds in rows.items():
         right = sum(int(x) for x in re.findall(r"\w+ (\d+)", kinds))
         assert right == round(same["methods"][m]["em"]["mean"] * k), m
+
+
+@pytest.mark.results
+def test_metakgrag_cycle_counts_add_up(capsys: pytest.CaptureFixture[str]) -> None:
+    """Cycles and stops count every start entity; the questions with and without a changed
+    path are all the questions, and their exact matches are the scored ones."""
+    run = RUNS[1]  # 2Wiki: metakgrag answered all 300
+    same = json.loads((run / "metrics.json").read_text())["same"]
+    k = same["k"]
+    script["main"](run, k)
+    out = capsys.readouterr().out
+    m = re.search(r"^metakgrag, (\d+) questions, (\d+) start entities: cycles \{(.*)\}; stops "
+                  r"\{(.*)\}; (\d+) paths changed; (\d+) questions with a changed path \((\d+) "
+                  r"right\), (\d+) without \((\d+) right\)$", out, re.M)
+    assert m, out
+    n, starts = int(m[1]), int(m[2])
+    assert n == k and n == int(m[6]) + int(m[8])
+    for counts in (m[3], m[4]):
+        assert sum(int(x) for x in re.findall(r": (\d+)", counts)) == starts
+    assert int(m[5]) <= starts
+    assert int(m[7]) + int(m[9]) == round(same["methods"]["metakgrag"]["em"]["mean"] * k)
