@@ -16,6 +16,13 @@ and gets one row per method: dataset, method, n and the main score with its 95% 
 (accuracy for multiple choice, EM for short answers, ROUGE-L for open-ended answers), on
 the run's same first K questions when it was scored with `--same`.
 
+Short-answer runs scored with `--same` can stand side by side, one row per method and EM
+with its CI and F1 per run (a method not yet on a run's K questions shows how many it has);
+the marker takes two lines, the runs and then the methods:
+
+    <!-- results-side docs/results/hotpotqa-dev,docs/results/2wiki-dev
+    methods=rag,seakr -->
+
 The significance matrix is `eval.report.significance_matrix`, the one `kgrag report` prints.
 `python scripts/results_tables.py --write` refills the files; `--check` fails on a table
 that differs from its run. Nothing here is typed by hand.
@@ -35,6 +42,7 @@ from kgrag.errors import KgragError
 
 DOCS = ("README.md", "docs/results.md")  # the files with marked tables, from the repository
 MARKER = re.compile(r"^<!-- results: (\S+) (all|same|matrix)(?: methods=(\S+))? -->$")
+SIDE, SIDE_METHODS = re.compile(r"^<!-- results-side (\S+)$"), re.compile(r"^methods=(\S+) -->$")
 SUMMARY_OPEN, SUMMARY_CLOSE = "<!-- results-summary", "-->"
 DATASET_NAMES = {"csqa": "CommonsenseQA", "mmlu-law": "MMLU professional law", "medqa": "MedQA",
                  "hotpotqa": "HotpotQA", "2wiki": "2WikiMultihopQA", "medquad": "MedQuAD"}
@@ -192,6 +200,38 @@ def summary(root: Path, specs: list[str]) -> str:
     return table(["dataset (score)", "method", "n", "score % [95% CI]"], rows)
 
 
+def side_by_side(root: Path, runs: str, only: str) -> str:
+    """The table of a results-side marker: per method its setting, then per run EM % with
+    its 95% CI and F1 % on the run's same K questions."""
+    header, columns = ["method", "setting"], []
+    for run in runs.split(","):
+        metrics = _metrics(root, run)
+        same = metrics.get("same") or {}
+        if not same.get("methods"):
+            raise KgragError(f"{run}: scored without --same, so it has no side-by-side column",
+                             hint=f"kgrag score {run} --same K")
+        dataset = str(metrics.get("dataset"))
+        header += [f"{DATASET_NAMES.get(dataset, dataset)} EM % [CI]", "F1 %"]
+        columns.append((same, metrics["methods"]))
+    rows = []
+    for name in only.split(","):
+        if not any(name in every for _, every in columns):
+            raise KgragError(f"{runs}: {name} not among the runs' scored methods",
+                             hint="name methods of the runs' metrics.json")
+        setting = next(every[name].get("setting") or "–" for _, every in columns
+                       if name in every)
+        row = [f"`{name}`", setting]
+        for same, every in columns:
+            if name in same["methods"]:
+                m = same["methods"][name]
+                row += [pct(m["em"]), num(100 * m["f1"]["mean"])]
+            else:
+                row += [f"– ({every[name]['n']} of {same['k']} so far)" if name in every
+                        else "–", "–"]
+        rows.append(row)
+    return table(header, rows)
+
+
 def _table_end(lines: list[str], start: int, marker: str) -> int:
     end = start
     while end < len(lines) and lines[end].startswith("|"):
@@ -207,7 +247,7 @@ def refill(text: str, root: Path) -> tuple[str, list[str]]:
     lines, out, changed, i = text.splitlines(), [], [], 0
     while i < len(lines):
         out.append(lines[i])
-        found = MARKER.match(lines[i])
+        found, side = MARKER.match(lines[i]), SIDE.match(lines[i])
         if lines[i].strip() == SUMMARY_OPEN:
             close = lines.index(SUMMARY_CLOSE, i)
             out.extend(lines[i + 1:close + 1])
@@ -215,6 +255,14 @@ def refill(text: str, root: Path) -> tuple[str, list[str]]:
             new = summary(root, specs)
         elif found:
             marker, new = lines[i], block(root, *found.groups())
+        elif side:
+            methods = SIDE_METHODS.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if not methods:
+                raise KgragError(f"{lines[i]}: its next line must be methods=a,b -->",
+                                 hint="name the rows on the marker's second line")
+            i += 1
+            out.append(lines[i])
+            marker, new = lines[i - 1], side_by_side(root, side.group(1), methods.group(1))
         else:
             i += 1
             continue

@@ -46,7 +46,8 @@ def test_percent_with_interval() -> None:
 def test_every_marked_table_is_its_committed_run(doc: str, at_least: int) -> None:
     text = (ROOT / doc).read_text()
     markers = [ln for ln in text.splitlines()
-               if tables["MARKER"].match(ln) or ln == tables["SUMMARY_OPEN"]]
+               if tables["MARKER"].match(ln) or tables["SIDE"].match(ln)
+               or ln == tables["SUMMARY_OPEN"]]
     assert len(markers) >= max(at_least, 1)  # the headline / detailed tables, not a vacuous pass
     _, changed = tables["refill"](text, ROOT)
     assert changed == [], "run `python scripts/results_tables.py --write README.md docs/results.md`"
@@ -125,3 +126,30 @@ def test_summary_block_gives_one_row_per_named_method(tmp_path: Path) -> None:
     assert tables["refill"](new, tmp_path) == (new, [])
     with pytest.raises(KgragError, match="bad results-summary line"):
         tables["refill"]("<!-- results-summary\ndocs/results/toy\n-->\n| t |\n", tmp_path)
+
+
+def test_side_by_side_gives_em_and_f1_per_run_and_says_what_is_missing(tmp_path: Path
+                                                                       ) -> None:
+    for name, em in (("a", 0.25), ("b", 0.5)):
+        run = tmp_path / "docs" / "results" / name
+        run.mkdir(parents=True)
+        row = {"n": 4, "setting": "open", "em": {"mean": em, "low": 0.0, "high": 1.0},
+               "f1": {"mean": em + 0.1, "low": 0.0, "high": 1.0}}
+        partial = {**row, "n": 2, "setting": "kg"}
+        every = {"rag": row, "tog": partial} if name == "a" else {"rag": row}
+        (run / "metrics.json").write_text(json.dumps(
+            {"dataset": "hotpotqa" if name == "a" else "2wiki", "methods": every,
+             "same": {"k": 4, "methods": {"rag": row}, "pairs": []}}))
+    text = "<!-- results-side docs/results/a,docs/results/b\nmethods=rag,tog -->\n| old |\n"
+    new, changed = tables["refill"](text, tmp_path)
+    assert changed == [text.splitlines()[0]]
+    lines = new.splitlines()[1:]
+    assert lines[1] == ("| method | setting | HotpotQA EM % [CI] | F1 % | "
+                        "2WikiMultihopQA EM % [CI] | F1 % |")
+    assert lines[3] == "| `rag` | open | 25.0 [0.0, 100.0] | 35.0 | 50.0 [0.0, 100.0] | 60.0 |"
+    assert lines[4] == "| `tog` | kg | – (2 of 4 so far) | – | – | – |"
+    assert tables["refill"](new, tmp_path) == (new, [])
+    with pytest.raises(KgragError, match="flare not among"):
+        tables["refill"](text.replace("rag,tog", "flare"), tmp_path)
+    with pytest.raises(KgragError, match="next line must be methods"):
+        tables["refill"](text.replace("methods=", ""), tmp_path)
