@@ -224,6 +224,10 @@ def side_by_side(root: Path, runs: str, only: str) -> str:
         for same, every in columns:
             if name in same["methods"]:
                 m = same["methods"][name]
+                if not m.get("em") or not m.get("f1"):
+                    raise KgragError(f"{runs}: {name} has no EM/F1 (not a short-answer run)",
+                                     hint="results-side compares HotpotQA-style runs; use a "
+                                          "results: marker for the others")
                 row += [pct(m["em"]), num(100 * m["f1"]["mean"])]
             else:
                 row += [f"– ({every[name]['n']} of {same['k']} so far)" if name in every

@@ -14,9 +14,9 @@ enum of the JSON schema's `k` field, so prompt and schema can never disagree.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 from kgrag.errors import KgragError
 
@@ -105,16 +105,24 @@ def check_not_reserved(domain: str, action: str) -> None:
 
 def jobs_folder(home: Path, domain: str) -> Path:
     """The folder of a domain's build jobs and resolution marker, always one folder inside
-    `home/jobs`: `/`, `\\`, `%` and a leading dot of the name are percent-encoded (plain
-    names such as `wikipedia` are kept as they are), so no domain name reaches outside.
+    `home/jobs`: `%`, `/`, `\\`, `~`, control characters and a leading dot are
+    percent-encoded, every other character (letters of any script, spaces) is kept, so the
+    folders of earlier builds stay where they were; a name over 200 bytes keeps its first
+    160 and a digest of the whole name (`~` marks it), so it stays one valid folder name.
 
     >>> jobs_folder(Path("/h"), "wikipedia").as_posix()
     '/h/jobs/wikipedia'
     >>> jobs_folder(Path("/h"), "../../etc").as_posix()
     '/h/jobs/%2E.%2F..%2Fetc'
+    >>> jobs_folder(Path("/h"), "médical notes").name
+    'médical notes'
     """
-    folder = quote(domain, safe=" !#$&'()+,;=@[]^`{}~-_.")
+    folder = "".join("".join(f"%{b:02X}" for b in c.encode())
+                     if c in "%/\\~" or not c.isprintable() else c for c in domain)
     if folder.startswith("."):
         folder = "%2E" + folder[1:]
     folder = folder or "%"  # the empty name (every real "%" is encoded as "%25")
+    if len(folder.encode()) > 200:
+        digest = hashlib.sha256(domain.encode()).hexdigest()[:16]
+        folder = folder.encode()[:160].decode(errors="ignore") + "~" + digest
     return home / "jobs" / folder

@@ -153,3 +153,7 @@ def test_side_by_side_gives_em_and_f1_per_run_and_says_what_is_missing(tmp_path:
         tables["refill"](text.replace("rag,tog", "flare"), tmp_path)
     with pytest.raises(KgragError, match="next line must be methods"):
         tables["refill"](text.replace("methods=", ""), tmp_path)
+    _scored_run(tmp_path)  # multiple choice: accuracy, no EM
+    with pytest.raises(KgragError, match="not a short-answer run"):
+        tables["refill"](text.replace("docs/results/b", "docs/results/toy")
+                         .replace("rag,tog", "llm"), tmp_path)
