@@ -18,7 +18,7 @@ import typer
 from eval.tables import DOCS, refill_files, render
 from kgrag.errors import KgragError
 
-app = typer.Typer(add_completion=False, help=__doc__)
+app = typer.Typer(add_completion=False, help=__doc__, rich_markup_mode=None)
 
 
 @app.command()
