@@ -72,41 +72,62 @@ def bench_scoring(p: Platform, n: int = 300) -> ScoringBench:
 @dataclass(frozen=True)
 class GevalBench:
     answers: int
+    methods: int
     judge: str
-    by_answer_s: float  # every dimension of one answer, then the next answer
-    by_dimension_s: float  # one dimension over every answer (`judge_method`'s order)
+    by_method_s: float  # each method's answers dimension by dimension, one method after another
+    by_question_s: float  # per dimension, every method's answer to a question in turn
     max_score_diff: float  # largest |score| difference between the two orders
 
 
-def bench_geval(p: Platform, n: int = 8, judge: str | None = None) -> GevalBench:
-    """Seconds for the G-Eval judge to score `n` synthetic MedQuAD answers on its four
-    dimensions in the two orders: answer by answer (each prompt starts with another
-    dimension's instructions) and dimension by dimension, where consecutive prompts share the
-    instructions and the llama backend reuses them from its KV cache. Same prompts, same
-    scores (up to floating-point noise of a reused cache); only the time differs."""
-    from eval.geval import GevalCache, geval_item, judge_method, load_judge
+ANSWER_CHARS = 900  # synthetic answers: ~200 tokens, the median of MedQuAD dev300's answers
+
+
+def _synthetic_answers(p: Platform, n: int, methods: int) -> list[RunLine]:
+    """`methods` answers to each of the first `n` MedQuAD questions: method k answers
+    question i with the reference of question i+k cut to ~ANSWER_CHARS (wrong but fluent,
+    of the length the run's real answers have)."""
+    questions = load_dataset("medquad", p.settings.data_dir, limit=n + methods).questions
+    if len(questions) <= methods:
+        raise KgragError("too few MedQuAD dev questions with reference answers",
+                         hint=f"check KGRAG_DATA_DIR ({p.settings.data_dir})")
+    lines = []
+    for k in range(1, methods + 1):
+        for i, q in enumerate(questions[:n]):
+            other = questions[(i + k) % len(questions)].answers
+            text = other[0][:ANSWER_CHARS].rsplit(" ", 1)[0] if other else ""
+            lines.append(RunLine(question=q, prediction=Prediction(
+                question_id=q.id, method=f"bench-{k}", answer=text)))
+    return lines
+
+
+def bench_geval(p: Platform, n: int = 4, methods: int = 3,
+                judge: str | None = None) -> GevalBench:
+    """Seconds for the G-Eval judge to score `methods` synthetic answers to each of `n`
+    MedQuAD questions on its four dimensions, in two orders. Method by method (the order
+    before `judge_run`): one method's answers dimension by dimension, so consecutive prompts
+    share only the dimension's instructions. Question by question (`judge_run`, what `kgrag
+    score --geval` does): within a dimension every method's answer to one question in turn,
+    so consecutive prompts also share the question and its reference answer in the llama
+    backend's KV cache. Same prompts, same scores; only the time differs."""
+    from eval.geval import GevalCache, geval_item, judge_method, judge_run, load_judge
 
     j = load_judge(p.settings, judge)
+    lines = _synthetic_answers(p, n, methods)
+    by_method: dict[str, list[RunLine]] = {}
+    for ln in lines:
+        by_method.setdefault(ln.prediction.method, []).append(ln)
+    first = next(it for ln in lines if (it := geval_item(ln.question, ln.prediction.answer)))
+    j.score(first, j.dimensions[-1])  # model load and first-call setup
     with tempfile.TemporaryDirectory(prefix="kgrag-bench-geval-") as tmp:
-        run = Path(tmp)
-        write_synthetic_run(p, run, n)
-        lines = [RunLine.model_validate_json(raw) for raw in
-                 (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
-        items = [(ln, it) for ln in lines
-                 if (it := geval_item(ln.question, ln.prediction.answer)) is not None
-                 and it.answer]
-        if not items:
-            raise KgragError(f"none of the first {n} MedQuAD questions has a reference "
-                             "answer to judge", hint="raise --n")
-        j.score(items[0][1], j.dimensions[-1])  # model load and first-call setup
         t0 = time.perf_counter()
-        first = {(ln.question.id, d): j.score(it, d).score
-                 for ln, it in items for d in j.dimensions}
+        one = [r for m, group in by_method.items()
+               for r in judge_method(j, GevalCache(Path(tmp) / "a.jsonl"), m, group)[1]]
         t1 = time.perf_counter()
-        _, records = judge_method(j, GevalCache(run / "geval.jsonl"), "bench",
-                                  [ln for ln, _ in items])
+        two = [r for _, recs in judge_run(j, GevalCache(Path(tmp) / "b.jsonl"),
+                                           by_method).values() for r in recs]
         t2 = time.perf_counter()
-    diffs = [abs(r.score - s) for r in records
-             if r.score is not None and (s := first[(r.question_id, r.dimension)]) is not None]
-    return GevalBench(answers=len(items), judge=j.name, by_answer_s=t1 - t0,
-                      by_dimension_s=t2 - t1, max_score_diff=max(diffs, default=0.0))
+    scores = {r.key(): r.score for r in one}
+    diffs = [abs(r.score - s) for r in two
+             if r.score is not None and (s := scores[r.key()]) is not None]
+    return GevalBench(answers=len(lines), methods=methods, judge=j.name, by_method_s=t1 - t0,
+                      by_question_s=t2 - t1, max_score_diff=max(diffs, default=0.0))

@@ -140,21 +140,23 @@ def bench_scoring(n: Annotated[int, typer.Option(help="Open-ended predictions to
 
 
 def bench_geval(
-    n: Annotated[int, typer.Option(min=1, help="Synthetic MedQuAD answers to judge.")] = 8,
+    n: Annotated[int, typer.Option(min=1, help="MedQuAD questions to answer.")] = 4,
+    methods: Annotated[int, typer.Option(min=1, help="Synthetic answers per question "
+                                                     "(one per method).")] = 3,
     judge: Annotated[str | None, typer.Option(help="Judge model (default: the chat "
                                                    "model).")] = None,
 ) -> None:
-    """Seconds for the G-Eval judge on N answers x 4 dimensions: answer by answer against
-    dimension by dimension (the order `kgrag score --geval` uses, sharing each dimension's
-    instructions in the KV cache)."""
+    """Seconds for the G-Eval judge on N x METHODS answers x 4 dimensions: method by method
+    against question by question (the order `kgrag score --geval` uses, sharing each
+    dimension's instructions and each question's reference answer in the KV cache)."""
     from eval.bench import bench_geval as run
 
-    r = run(Platform(), n, judge)
+    r = run(Platform(), n, methods, judge)
     per = 1 / max(r.answers, 1)
-    console.print(f"G-Eval, judge {r.judge}, {r.answers} answers x 4 dimensions: answer by "
-                  f"answer {r.by_answer_s:.1f} s ({r.by_answer_s * per:.1f} s/answer); "
-                  f"dimension by dimension {r.by_dimension_s:.1f} s "
-                  f"({r.by_dimension_s * per:.1f} s/answer); "
+    console.print(f"G-Eval, judge {r.judge}, {r.answers} answers ({r.methods} per question) "
+                  f"x 4 dimensions: method by method {r.by_method_s:.1f} s "
+                  f"({r.by_method_s * per:.1f} s/answer); question by question "
+                  f"{r.by_question_s:.1f} s ({r.by_question_s * per:.1f} s/answer); "
                   f"largest score difference {r.max_score_diff:.3f}")
 
 

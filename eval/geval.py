@@ -34,7 +34,7 @@ import hashlib
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -264,33 +264,51 @@ class GevalCost(BaseModel):
     seconds_per_answer: float = 0.0
 
 
-def judge_method(judge: GEvalJudge, cache: GevalCache, method: str, lines: Sequence[RunLine],
-                 *, progress: bool = False) -> tuple[MethodGeval, list[GevalRecord]]:
-    """G-Eval every applicable prediction of one method (judged pairs come from `cache`).
+def judge_run(judge: GEvalJudge, cache: GevalCache, by_method: Mapping[str, Sequence[RunLine]],
+              *, progress: bool = False) -> dict[str, tuple[MethodGeval, list[GevalRecord]]]:
+    """G-Eval every applicable prediction of a run's methods (judged pairs come from `cache`).
 
-    One dimension at a time over all answers: consecutive prompts then share the dimension's
-    instructions (criteria, steps), which the llama backend keeps in its KV cache
-    (`kgrag.llm.prefix`) instead of evaluating them again for every answer. The prompts and
-    the scores are the same in either order."""
-    result = MethodGeval(values={d: [] for d in judge.dimensions})
-    used: list[GevalRecord] = []
-    todo = [(ln, item) for ln in lines if (item := geval_item(
+    The judge reads in the order that shares the most prompt: one dimension at a time, and
+    within it one question at a time, every method's answer to it in turn. Consecutive
+    prompts then share the dimension's instructions and the question with its reference
+    answer (MedQuAD's references, ~380 tokens, are longer than the answers), which the
+    llama backend keeps in its KV cache (`kgrag.llm.prefix`) instead of evaluating them
+    again. The prompts and the scores are the same in any order (`kgrag bench geval`
+    measures the orders); each method's results follow its own lines."""
+    todo = {m: [(ln, item) for ln in lines if (item := geval_item(
         ln.question, ln.prediction.answer, ln.prediction.error)) is not None]
-    result.answers = len(todo)
-    result.empty = sum(not item.answer for _, item in todo)
-    bar = tqdm(total=len(todo) * len(judge.dimensions), desc=f"G-Eval {method}",
+        for m, lines in by_method.items()}
+    by_question: dict[str, list[tuple[str, GevalItem]]] = {}
+    for method, items in todo.items():
+        for ln, item in items:
+            by_question.setdefault(ln.question.id, []).append((method, item))
+    judged: dict[tuple[str, str, str], GevalRecord] = {}
+    bar = tqdm(total=sum(map(len, todo.values())) * len(judge.dimensions), desc="G-Eval",
                unit="score", disable=not progress, dynamic_ncols=True)
     for dim in judge.dimensions:
-        for line, item in todo:
-            rec = _judged(judge, cache, method, line.question.id, item, dim)
-            used.append(rec)
+        for qid, answers in by_question.items():
+            for method, item in answers:
+                judged[(method, qid, dim)] = _judged(judge, cache, method, qid, item, dim)
+                bar.update(1)
+    bar.close()
+    out = {}
+    for method, items in todo.items():
+        result = MethodGeval(values={d: [] for d in judge.dimensions}, answers=len(items),
+                             empty=sum(not item.answer for _, item in items))
+        used = [judged[(method, ln.question.id, d)] for d in judge.dimensions for ln, _ in items]
+        for rec in used:
             if rec.score is None:
                 result.unparsed += 1
             else:
-                result.values[dim].append(rec.score)
-            bar.update(1)
-    bar.close()
-    return result, used
+                result.values[rec.dimension].append(rec.score)
+        out[method] = (result, used)
+    return out
+
+
+def judge_method(judge: GEvalJudge, cache: GevalCache, method: str, lines: Sequence[RunLine],
+                 *, progress: bool = False) -> tuple[MethodGeval, list[GevalRecord]]:
+    """`judge_run` for one method: its answers dimension by dimension."""
+    return judge_run(judge, cache, {method: lines}, progress=progress)[method]
 
 
 def _judged(judge: GEvalJudge, cache: GevalCache, method: str, qid: str, item: GevalItem,

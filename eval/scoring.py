@@ -490,10 +490,11 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     for line in lines:
         by_method[line.prediction.method].append(line)
     order = [m for m in config.methods if m in by_method]
+    groups = {m: sorted(by_method[m], key=lambda ln: ln.question.id) for m in order}
     methods, scores, qids = {}, {}, {}
     judged: list[GevalRecord] = []
-    for name in order:
-        group = sorted(by_method[name], key=lambda ln: ln.question.id)
+    geval = _geval(judge, run, groups, progress) if judge is not None else {}
+    for name, group in groups.items():
         methods[name], scores[name] = score_method(name, group)
         qids[name] = [ln.question.id for ln in group]
         if bertscore and methods[name].rouge_l is not None:
@@ -503,7 +504,7 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
                 [ln.prediction.answer for ln in group], [ln.question.answers for ln in group])
             methods[name].bertscore_f1 = _interval(scores[name]["bertscore_f1"])
         if judge is not None:
-            methods[name].geval, records = _geval(judge, run, name, group, progress)
+            methods[name].geval, records = geval[name]
             judged += records
             scores[name]["geval"] = geval_means(records, qids[name])
     metrics = RunMetrics(run=str(run), dataset=config.dataset, model=config.model,
@@ -523,18 +524,19 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     return metrics
 
 
-def _geval(judge: GEvalJudge, run: Path, method: str, lines: list[RunLine], progress: bool
-           ) -> tuple[GevalSummary | None, list[GevalRecord]]:
-    from eval.geval import GevalCache, judge_method
+def _geval(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]], progress: bool
+           ) -> dict[str, tuple[GevalSummary | None, list[GevalRecord]]]:
+    """Every method's G-Eval summary and records (`judge_run`'s order: all methods' answers
+    to a question one after another, so they share its prompt in the KV cache)."""
+    from eval.geval import GevalCache, judge_run
 
-    result, records = judge_method(judge, GevalCache(run / "geval.jsonl"), method, lines,
-                                   progress=progress)
-    if not result.answers:
-        return None, records
-    summary = GevalSummary(
-        scores={d: _interval(v) for d, v in result.values.items() if v},
-        answers=result.answers, empty=result.empty, unparsed=result.unparsed)
-    return summary, records
+    out: dict[str, tuple[GevalSummary | None, list[GevalRecord]]] = {}
+    results = judge_run(judge, GevalCache(run / "geval.jsonl"), groups, progress=progress)
+    for name, (result, records) in results.items():
+        out[name] = (None if not result.answers else GevalSummary(
+            scores={d: _interval(v) for d, v in result.values.items() if v},
+            answers=result.answers, empty=result.empty, unparsed=result.unparsed), records)
+    return out
 
 
 def run_notes(config: RunConfig) -> list[str]:

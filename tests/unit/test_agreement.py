@@ -67,7 +67,8 @@ def test_score_run_reports_agreement_and_paired_tests_on_open_answers(tmp_path: 
     _write_run(run, {"llm": ref, "cot": ["It is a disease of the skin."] * 3,
                      "rag": ["No idea at all."] * 3})
     # llm (copies the reference) judged best, rag worst: the judge agrees with ROUGE-L
-    script = [reply({"5": 1.0})] * 12 + [reply({"3": 1.0})] * 12 + [reply({"1": 1.0})] * 12
+    # (per dimension and question, the three methods' answers in turn)
+    script = [reply({str(k): 1.0}) for k in (5, 3, 1)] * 12
     metrics = score_run(run, judge=GEvalJudge(ScriptedModel(script, capabilities=LOGPROBS,
                                                             name="tiny-judge")))
     methods_level = [a for a in metrics.agreement if a.level == "methods"]

@@ -52,9 +52,17 @@ def test_geval_bench_times_both_orders_on_the_same_prompts(tmp_path: Path,
 
     model = PromptJudge([], capabilities=Capabilities(logprobs=True), name="judge-x")
     monkeypatch.setattr(geval, "load_judge", lambda settings, judge=None: geval.GEvalJudge(model))
-    r = bench_geval(_P(tmp_path / "home"), 3)  # type: ignore[arg-type]
-    assert (r.answers, r.judge, r.max_score_diff) == (3, "judge-x", 0.0)
-    assert len(model.prompts) == 1 + 2 * 3 * 4  # warm-up, then 12 prompts in each order
-    first, second = model.prompts[1:13], model.prompts[13:]
+    r = bench_geval(_P(tmp_path / "home"), 2, 2)  # type: ignore[arg-type]
+    assert (r.answers, r.methods, r.judge, r.max_score_diff) == (4, 2, "judge-x", 0.0)
+    assert len(model.prompts) == 1 + 2 * 4 * 4  # warm-up, then 16 prompts in each order
+    first, second = model.prompts[1:17], model.prompts[17:]
     assert sorted(p[-1].content for p in first) == sorted(p[-1].content for p in second)
-    assert first != second  # answer by answer, then dimension by dimension
+
+    def question(p: list) -> str:  # type: ignore[type-arg]
+        return p[-1].content.split("\nAnswer:", 1)[0]  # all but the answer and the form
+
+    # method by method: one method's two questions in turn; question by question: the two
+    # methods' answers to one question in turn, sharing everything before the answer
+    assert question(first[0]) != question(first[1])
+    assert question(second[0]) == question(second[1]) != question(second[2])
+    assert second[0] != second[1]

@@ -137,7 +137,8 @@ def test_score_run_adds_geval_means_cost_and_resumes_from_the_cache(tmp_path: Pa
     run = tmp_path / "run"
     _write_run(run, {"llm": ["Condition 0 is a disease.", ""], "cot": ["It is a disease."]})
     # 2 non-empty answers x 4 dimensions = 8 judge calls; the empty answer costs none.
-    dists = [{"5": 1.0}] * 4 + [{"3": 0.5, "4": 0.5}] * 4
+    # Per dimension, both methods' answers to q0 in turn: llm's, then cot's.
+    dists = [{"5": 1.0}, {"3": 0.5, "4": 0.5}] * 4
     model = ScriptedModel([reply(d) for d in dists], capabilities=LOGPROBS, name="judge-x")
     metrics = score_run(run, judge=GEvalJudge(model))
     assert model.remaining == 0
@@ -197,3 +198,34 @@ def test_the_judge_reads_one_dimension_over_every_answer_before_the_next(
     assert {(c["question_id"], c["score"]) for c in cached} == {
         (qid, float(i + 1)) for i, qid in enumerate(dict.fromkeys(
             c["question_id"] for c in cached))}
+
+
+def test_within_a_dimension_every_methods_answer_to_a_question_comes_in_turn(
+        tmp_path: Path) -> None:
+    """Consecutive prompts then share the question and its reference answer as well as the
+    instructions (the llama backend keeps them in its KV cache); each score still lands on
+    its own method and question."""
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["A disease.", "Another disease."],
+                     "cot": ["A condition.", "Another condition."],
+                     "rag": ["An illness."]})
+    # question by question within each dimension: q0 llm, cot, rag; q1 llm, cot
+    per_dim = [("llm", "q0", 1), ("cot", "q0", 2), ("rag", "q0", 3), ("llm", "q1", 4),
+               ("cot", "q1", 5)]
+    model = ScriptedModel([reply({str(k): 1.0}) for _ in DIMENSIONS for *_, k in per_dim],
+                          capabilities=LOGPROBS)
+    m = score_run(run, judge=GEvalJudge(model))
+    seen = [(p[-1].content.rstrip().rsplit("- ", 1)[-1],
+             p[-1].content.split("Answer:", 1)[1].split("Evaluation Form", 1)[0].strip())
+            for p in model.prompts]
+    answers = {"llm": ["A disease.", "Another disease."],
+               "cot": ["A condition.", "Another condition."], "rag": ["An illness."]}
+    assert seen == [(f"{d.capitalize()}:", answers[meth][int(q[1])])
+                    for d in DIMENSIONS for meth, q, _ in per_dim]
+    means = {name: g.scores["fluency"].mean for name, r in m.methods.items()
+             if (g := r.geval) is not None}
+    assert means == {"llm": pytest.approx(2.5), "cot": pytest.approx(3.5),
+                     "rag": pytest.approx(3.0)}
+    cached = [json.loads(raw) for raw in (run / "geval.jsonl").read_text().splitlines()]
+    assert {(c["method"], c["question_id"], c["score"]) for c in cached} == {
+        (meth, q, float(k)) for meth, q, k in per_dim}
