@@ -25,7 +25,14 @@
 #                                       kg-vanilla, metakgrag, kg-ppr over the medical
 #                                       graph and the MedQuAD corpus, into
 #                                       docs/results/medquad-dev300, scored with ROUGE-L,
-#                                       BERTScore and G-Eval (the chat model judges)
+#                                       BERTScore and G-Eval (the chat model judges).
+#                                       JUDGE=apart leaves the scoring to a second lane:
+#   scripts/dev300.sh medquad-judge [N] Scores docs/results/medquad-dev300 (ROUGE-L,
+#                                       BERTScore, G-Eval) again and again while another
+#                                       process answers (`JUDGE=apart scripts/dev300.sh
+#                                       medquad`), until every row's first N answers are
+#                                       judged; the judge is about half of the cost, so
+#                                       two lanes finish about twice as soon
 #   scripts/dev300.sh prepare           On a fresh machine (nothing in ~/.cache/kgrag), what
 #                                       the committed runs read: every domain's committed
 #                                       export imported, the fast build of the sources the
@@ -58,7 +65,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=${KGRAG:-.venv/bin/kgrag}
-SIDE=${1:?usage: scripts/dev300.sh kg|text|reader|compare|medquad|prepare [N] [STEP]}
+SIDE=${1:?usage: scripts/dev300.sh kg|text|reader|compare|medquad|medquad-judge|prepare [N] [STEP]}
 N=${2:-300}
 STEP=${3:-4}
 RUNS=${RUNS:-runs/dev300}
@@ -91,6 +98,38 @@ store = Platform().store
 for domain in sys.argv[1:]:
     print(f"{domain}: {graph_fingerprint(store, domain)}")
 PY
+  exit 0
+fi
+
+if [ "$SIDE" = medquad-judge ]; then
+  RUN=docs/results/medquad-dev300
+  $K neo4j status >/dev/null 2>&1 || $K neo4j start
+  while :; do
+    # the fewest answers of a row, and the answers without a G-Eval record yet
+    read -r least left < <("$(dirname "$K")/python" - "$RUN" <<'PY' || echo "0 1"
+import json, sys
+from collections import Counter
+from pathlib import Path
+def lines(path):
+    for raw in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            yield json.loads(raw)
+        except ValueError:
+            continue  # a line being written
+run = Path(sys.argv[1])
+answered = {(r["prediction"]["method"], r["question"]["id"])
+            for r in lines(run / "predictions.jsonl")}
+judged = {(r["method"], r["question_id"]) for r in lines(run / "geval.jsonl")}
+rows = Counter(m for m, _ in answered)
+methods = json.loads((run / "config.json").read_text())["methods"]
+print(min(rows.get(m, 0) for m in methods), len(answered - judged))
+PY
+    )
+    echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet"
+    $K score "$RUN" --bertscore --geval >/dev/null || echo "scoring failed; retrying"
+    ((${least:-0} >= N && ${left:-1} == 0)) && break
+    sleep 60
+  done
   exit 0
 fi
 
@@ -149,7 +188,7 @@ for ((n = STEP; n < N + STEP; n += STEP)); do
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
     if [ "$SIDE" = medquad ]; then  # open-ended rows: no paired right/wrong table to share
-      $K score "$(run_of "$d")" --bertscore --geval >/dev/null
+      [ "${JUDGE:-}" = apart ] || $K score "$(run_of "$d")" --bertscore --geval >/dev/null
     else
       $K score "$(run_of "$d")" --same "$n" >/dev/null
     fi
