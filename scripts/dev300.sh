@@ -103,6 +103,10 @@ fi
 
 if [ "$SIDE" = medquad-judge ]; then
   RUN=docs/results/medquad-dev300
+  if [ ! -f "$RUN/config.json" ]; then
+    echo "no run in $RUN: start \`JUDGE=apart scripts/dev300.sh medquad\` first" >&2
+    exit 2
+  fi
   $K neo4j status >/dev/null 2>&1 || $K neo4j start
   while :; do
     # the fewest answers of a row, and the answers without a G-Eval record yet
