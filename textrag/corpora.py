@@ -31,7 +31,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -147,6 +147,7 @@ class Overlap:
     corpus_id: str
     question_id: str
     reason: Literal["qid", "question", "answer"]
+    line: int = field(default=0, repr=False)  # the record's 1-based line in its file
 
 
 def overlapping_records(records: Iterable[tuple[int, Mapping[str, object]]],
@@ -179,7 +180,7 @@ def overlapping_records(records: Iterable[tuple[int, Mapping[str, object]]],
                                                                            or ""))),
                                    ("answer", by_answer, normalise(str(r.get("answer") or "")))):
             if key and key in table:
-                out.append(Overlap(cid, table[key], reason))  # type: ignore[arg-type]
+                out.append(Overlap(cid, table[key], reason, line))  # type: ignore[arg-type]
                 break
     return out
 

@@ -329,3 +329,41 @@ def test_saved_extractions_of_an_edited_record_are_not_replayed(platform, test_d
     assert len(p2.chat_model.prompts) == 1 and record.records_changed == 1
     assert set(_facts(platform, test_domain)) == {("owl", "lives in", "forest"),
                                                   ("fox", "hunts", "rabbit")}
+
+
+def test_records_now_left_out_are_withdrawn_and_not_replayed(platform, test_domain, tmp_path):
+    """A source now leaves a record out (it repeats an evaluation question): the next
+    build takes back what the graph holds of it, and its saved batch does not bring it
+    back; a third build changes nothing."""
+    chunks = _chunks(test_domain, 3)
+    c0, c1, c2 = (c.id for c in chunks)
+    first, _ = _job(platform, [_reply((1, "fox", "eats", "mice"), (2, "fox", "lives in",
+                                                                     "forest")),
+                               _reply((1, "owl", "lives in", "forest"))],
+                    tmp_path, test_domain, chunks)
+    first.run(progress=False)
+    assert _facts(platform, test_domain) == {("fox", "eats", "mice"): [c0],
+                                             ("fox", "lives in", "forest"): [c1],
+                                             ("owl", "lives in", "forest"): [c2]}
+    kept = [chunks[1], chunks[2]]
+    again, p2 = _job(platform, [], tmp_path, test_domain, kept,
+                     left_out=[chunks[0].document_id, f"{test_domain}:src:never-built"])
+    record = again.run(progress=False)
+    assert p2.chat_model.prompts == [] and record.records_withdrawn == 1
+    assert record.records_left_out == 2
+    assert _facts(platform, test_domain) == {("fox", "lives in", "forest"): [c1],
+                                             ("owl", "lives in", "forest"): [c2]}
+    keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}
+    assert "mice" not in keys and "fox" in keys
+    assert platform.store.read("kg/chunk_texts", {"domain": test_domain, "ids": [c0]}) == []
+    third, _ = _job(platform, [], tmp_path, test_domain, kept, left_out=[chunks[0].document_id])
+    assert third.run(progress=False).records_withdrawn == 0
+    assert len(_facts(platform, test_domain)) == 2
+    # the graph is gone, the saved batches remain: replaying them leaves the record out
+    platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
+    fourth, p4 = _job(platform, [], tmp_path, test_domain, kept,
+                      left_out=[chunks[0].document_id])
+    fourth.run(progress=False)
+    assert p4.chat_model.prompts == []
+    assert _facts(platform, test_domain) == {("fox", "lives in", "forest"): [c1],
+                                             ("owl", "lives in", "forest"): [c2]}

@@ -246,6 +246,44 @@ def test_plan_reads_every_record_and_no_dev_file(tmp_path: Path) -> None:
         P(), "commonsense", None, 2).chunks] == ["a1", "b1"]  # type: ignore[arg-type]
 
 
+def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(tmp_path: Path
+                                                                        ) -> None:
+    """MedQuAD's corpus repeats some dev300 questions, most often with the very answer
+    text under another question: the graph must hold none of them, as the passage corpus
+    does not (the same list of records)."""
+    med = tmp_path / "medical"
+    med.mkdir()
+    write_jsonl(med / "medmcqa_dev.jsonl", [{"id": "m1", "question": "Q?", "opa": "a",
+                                             "opb": "b", "opc": "c", "opd": "d", "cop": 1}])
+    reference = "Wet AMD is treated with laser surgery and injected drugs."
+    write_jsonl(med / "medquad_corpus.jsonl.gz", [
+        {"qid": "1", "source": "NEI", "question": "What is glaucoma ?",
+         "answer": "Glaucoma damages the optic nerve."},
+        {"qid": "2", "source": "NIHSeniorHealth", "question": "How to treat AMD ?",
+         "answer": f"  {reference.upper()} "},  # the reference answer, folded differently
+        {"qid": "3", "source": "NEI", "question": "what are the treatments for amd ?",
+         "answer": "Something else."},  # the evaluation question itself
+        {"qid": "4", "source": "NEI", "question": "What causes AMD ?",
+         "answer": "Age and genes."}])
+    write_jsonl(med / "medquad_dev300.jsonl", [
+        {"qid": "9", "source": "NEI", "question": "What are the treatments for AMD ?",
+         "answer": reference}])
+
+    class P:
+        class settings:  # noqa: N801 - a stand-in for Settings
+            data_dir = tmp_path
+
+    sources = builtin_sources("medical", tmp_path)
+    assert [s.leave_out for s in sources] == [frozenset(), frozenset({2, 3})]  # type: ignore[union-attr]
+    plan = plan_build(P(), "medical", None, None)  # type: ignore[arg-type]
+    docs = {c.document_id for c in plan.chunks}
+    assert docs == {"medical:medmcqa_dev:m1", "medical:medquad_corpus:L1",
+                    "medical:medquad_corpus:L4"}
+    assert not any(reference.lower() in c.text.lower() for c in plan.chunks)
+    assert plan.left_out == ["medical:medquad_corpus:L2", "medical:medquad_corpus:L3"]
+    assert plan.skipped_lines == 0  # left out on purpose, not broken input
+
+
 def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
     root = tmp_path / "legal" / "legalbench"
     for task in ("hearsay", "rule_qa"):
