@@ -285,7 +285,8 @@ def _print_jobs(jobs: list) -> None:
                  "updated", *(["model"] if len(models) > 1 else [])):
         table.add_column(name, no_wrap=True)
     for j in jobs:
-        records = f"{j.records_done}/{j.records_total}"
+        done, total = j.progress
+        records = f"{done}/{total}"
         records += f"+{j.records_in_graph}" if j.records_in_graph else ""
         records += f", {j.records_changed} edited" if j.records_changed else ""
         records += f", {j.records_withdrawn} withdrawn" if j.records_withdrawn else ""
@@ -297,7 +298,7 @@ def _print_jobs(jobs: list) -> None:
     console.print(table)
     notes = [f"model: {models[0]}"] if len(models) == 1 else []
     if any(j.records_in_graph for j in jobs):
-        notes.append("records: extracted/planned, +N skipped (already in the graph)")
+        notes.append("records: chunks extracted/planned, +N skipped (already in the graph)")
     if notes:
         console.print("; ".join(notes))
 

@@ -100,8 +100,11 @@ class JobRecord(BaseModel):
     command: str = ""
     git_revision: str = ""
     status: Literal["running", "interrupted", "failed", "done"] = "running"
+    # "records" below are the extractor's units, the plan's chunks (a long source record
+    # is split into several), except records_left_out/records_withdrawn (documents)
     records_total: int = 0
-    records_done: int = 0
+    records_done: int = 0  # extraction work of every run (an edited chunk counts again)
+    records_pending: int | None = None  # chunks of the plan not extracted yet (last run)
     records_failed: int = 0
     load_skipped_lines: int = 0
     records_in_graph: int = 0  # skipped: their chunks were already in the graph (an import)
@@ -136,6 +139,15 @@ class JobRecord(BaseModel):
         if self.status == "running" and self.running_here is False:
             return "stale"
         return self.status
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(chunks of the plan extracted by this job, chunks planned). `records_done`
+        counts work, which can exceed the plan once chunks were edited or withdrawn."""
+        total = self.records_total
+        if self.records_pending is None:  # a job saved before this field existed
+            return min(self.records_done, total), total
+        return max(0, total - self.records_pending - self.records_in_graph), total
 
     @property
     def parse_failure_rate(self) -> float:
@@ -181,14 +193,14 @@ class BuildJob:
         old = self._load_record()
         if old is not None:
             old.limit, old.command = limit, command or old.command
-            old.records_total = len({c.document_id for c in self.chunks})
+            old.records_total = len(self.chunks)
         self.record = old or JobRecord(
             id=jid, domain=domain, sources=list(source_names), limit=limit, model=model,
             model_sha256=getattr(self.extractor, "model_sha256", None)
             or _model_sha(platform, model), extractor=kind, prompt_hash=digest,
             config=self.extractor.config.model_dump(mode="json"), command=command,
             git_revision=_git_revision(), started=_now(),
-            records_total=len({c.document_id for c in self.chunks}),
+            records_total=len(self.chunks),
             load_skipped_lines=load_skipped)
         self.writer = GraphWriter(platform.store, platform.embedder, domain, embed=embed)
         self.key_map = merged_key_map(platform.store, domain)  # earlier resolutions
@@ -220,6 +232,7 @@ class BuildJob:
         if self.kind == "llm":  # the fast extractor is cheap: it reads imported chunks too
             done |= self._already_in_graph(done, set(stored) - changed)
         todo = [c for c in self.chunks if c.id not in done]
+        pending = self.record.records_pending = len(todo)
         self.record.status = "running"
         self._save()
         bar = tqdm(total=len(self.chunks), initial=len(self.chunks) - len(todo), unit="chunk",
@@ -228,6 +241,7 @@ class BuildJob:
             for batch, result in self.extractor.stream(todo, on_reply=bar.update):
                 self._append(batch, result)
                 self._account(result)
+                pending = self.record.records_pending = max(0, pending - len(batch))
                 self._write(batch, result)
                 bar.set_postfix(triples=self.record.triples, failed=self.record.records_failed)
                 self._save()
@@ -342,8 +356,7 @@ class BuildJob:
         if found:
             log.info("%d chunk(s) already in the %s graph are skipped", len(found),
                      self.domain)
-        self.record.records_in_graph = len({c.document_id for c in self.chunks
-                                            if c.id in found})
+        self.record.records_in_graph = len(found)
         return found
 
     # ------------------------------------------------------------------ internals

@@ -37,13 +37,13 @@ def jobs_section(p: Platform, domain: str) -> None:
                 f"Build with `kgrag build --domain {domain}`.")
         return
     for j in (j for j in jobs if j.status == "running"):
-        done = j.records_done / j.records_total if j.records_total else 0.0
+        extracted, total = j.progress
         idle = _minutes_since(j.updated)
         stale = (f" — no update for {idle:.0f} min: stopped? (`kgrag build` resumes it)"
                  if idle is not None and idle > STALE_MINUTES else "")
-        st.progress(min(done, 1.0), text=f"running: {j.id} — {j.records_done:,}/"
-                    f"{j.records_total:,} records, {j.triples:,} triples, "
-                    f"{j.records_per_minute:.1f} records/min{stale}")
+        st.progress(extracted / total if total else 0.0, text=f"running: {j.id} — "
+                    f"{extracted:,}/{total:,} chunks, {j.triples:,} triples, "
+                    f"{j.records_per_minute:.1f} chunks/min{stale}")
     st.dataframe([_job_row(j) for j in jobs], hide_index=True, width="stretch")
     if st.button("Refresh", key="jobs_refresh"):
         st.rerun()
@@ -60,9 +60,9 @@ def _minutes_since(iso: str) -> float | None:
 
 
 def _job_row(j: JobRecord) -> dict[str, Any]:
-    return {"job": j.id, "status": j.shown_status, "records": f"{j.records_done}/{j.records_total}",
+    return {"job": j.id, "status": j.shown_status, "chunks": "{}/{}".format(*j.progress),
             "parse failures": f"{100 * j.parse_failure_rate:.1f}%", "triples": j.triples,
-            "records/min": round(j.records_per_minute, 1), "model": j.model,
+            "chunks/min": round(j.records_per_minute, 1), "model": j.model,
             "started": j.started, "updated": j.updated}
 
 

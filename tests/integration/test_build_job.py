@@ -351,6 +351,7 @@ def test_records_now_left_out_are_withdrawn_and_not_replayed(platform, test_doma
     record = again.run(progress=False)
     assert p2.chat_model.prompts == [] and record.records_withdrawn == 1
     assert record.records_left_out == 2
+    assert record.records_done == 3 and record.progress == (2, 2)  # work done; the plan
     assert _facts(platform, test_domain) == {("fox", "lives in", "forest"): [c1],
                                              ("owl", "lives in", "forest"): [c2]}
     keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}

@@ -55,3 +55,18 @@ def test_jobs_of_odd_domain_names_stay_in_their_own_folder(tmp_path: Path) -> No
         assert [j.domain for j in list_jobs(home, name)] == [name]
     assert len(list_jobs(home)) == len(names)
     assert not (tmp_path / "x").exists()
+
+
+def test_progress_counts_the_plan_not_the_work() -> None:
+    """An edited or withdrawn chunk makes `records_done` (work, all runs) exceed the
+    plan; progress counts the plan's chunks (a job saved before `records_pending` existed
+    is capped)."""
+    base = {"id": "j", "domain": "medical", "sources": [], "limit": None, "model": "m",
+            "prompt_hash": "p", "config": {}}
+    assert JobRecord(**base, records_done=29191, records_total=28632,
+                     records_pending=0).progress == (28632, 28632)
+    assert JobRecord(**base, records_done=216, records_total=400, records_in_graph=184,
+                     records_pending=0).progress == (216, 400)
+    assert JobRecord(**base, records_done=100, records_total=400,
+                     records_pending=300).progress == (100, 400)
+    assert JobRecord(**base, records_done=500, records_total=400).progress == (400, 400)
