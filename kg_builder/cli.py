@@ -281,7 +281,7 @@ def _print_jobs(jobs: list) -> None:
     models = sorted({j.model for j in jobs})
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   show_edge=False)
-    for name in ("job", "domain", "status", "records", "failed", "triples", "rec/min",
+    for name in ("job", "domain", "status", "chunks", "failed", "triples", "chunk/min",
                  "updated", *(["model"] if len(models) > 1 else [])):
         table.add_column(name, no_wrap=True)
     for j in jobs:
@@ -289,7 +289,6 @@ def _print_jobs(jobs: list) -> None:
         records = f"{done}/{total}"
         records += f"+{j.records_in_graph}" if j.records_in_graph else ""
         records += f", {j.records_changed} edited" if j.records_changed else ""
-        records += f", {j.records_withdrawn} withdrawn" if j.records_withdrawn else ""
         table.add_row(j.id[:8], j.domain, j.shown_status, records,
                       f"{j.records_failed} ({100 * j.parse_failure_rate:.0f}%)",
                       f"{j.triples:,}", f"{j.records_per_minute:.1f}",
@@ -297,8 +296,10 @@ def _print_jobs(jobs: list) -> None:
                       *([j.model] if len(models) > 1 else []))
     console.print(table)
     notes = [f"model: {models[0]}"] if len(models) == 1 else []
+    notes += [f"{j.id[:8]}: {j.records_withdrawn:,} records that repeat an evaluation "
+              "question withdrawn from the graph" for j in jobs if j.records_withdrawn]
     if any(j.records_in_graph for j in jobs):
-        notes.append("records: chunks extracted/planned, +N skipped (already in the graph)")
+        notes.append("chunks: extracted/planned, +N skipped (already in the graph)")
     if notes:
         console.print("; ".join(notes))
 
