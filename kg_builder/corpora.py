@@ -5,9 +5,9 @@ Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_sou
 and the rule descriptions of their READMEs), never evaluation questions. Every record of
 every source is read: no selection by the evaluation questions (not even by their
 concepts). One exception takes away, never adds: a source's records that repeat an
-evaluation question (MedQuAD's corpus repeats 480 `medquad_dev300` questions and their
-reference answers) are left out, as the passage corpus leaves them out
-(`repeated_evaluation_lines`).
+evaluation question (480 of MedQuAD's corpus records) are left out, as the passage corpus
+leaves them out. They are read from the committed list `kgrag/leave_out.json`
+(`kgrag.leave_out.left_out_lines`): a build never opens an evaluation file.
 
     [s.path.name for s in builtin_sources("medical", Path("../shared/data"))]
     # -> ['medmcqa_dev.jsonl', 'medquad_corpus.jsonl.gz']
@@ -35,6 +35,7 @@ from kg_builder.sources import (
     parse_passage,
 )
 from kgrag.errors import KgragError
+from kgrag.leave_out import left_out_lines
 
 
 class _Row(BaseModel):
@@ -229,28 +230,7 @@ def builtin_sources(domain: str, data_dir: Path, *, max_chars: int | None = 1000
             raise KgragError(f"knowledge source {path} not found",
                              hint="the data folder is ../shared/data from the project root")
         sources.append(JsonlSource(domain, path, parser, max_chars,
-                                   leave_out=repeated_evaluation_lines(rel, data_dir)))
+                                   leave_out=left_out_lines(rel, data_dir)))
     if domain == "legal":
         sources += legalbench_sources(data_dir, max_chars)
     return sources
-
-
-def repeated_evaluation_lines(rel: str, data_dir: Path) -> frozenset[int]:
-    """The lines of the knowledge source `rel` whose record repeats an evaluation
-    question: its source and qid, its question text or its answer text (case and spacing
-    folded). MedQuAD's corpus file holds 480 records that repeat a `medquad_dev300`
-    question (389 of them with the very answer text a run is scored against, under another
-    question). They are the records the MedQuAD passage corpus leaves out
-    (`textrag.corpora.overlapping_records`, the one list of them), so that neither the
-    text methods nor the graph methods can read a reference answer. This is the only
-    place a build opens an evaluation file, and only to leave records out: nothing of it
-    is added to a graph."""
-    from textrag.corpora import CORPORA, evaluation_records, overlapping_records, read_records
-
-    spec = next((c for c in CORPORA.values() if c.path == rel and c.exclude_overlap_with),
-                None)
-    if spec is None:
-        return frozenset()
-    found = overlapping_records(read_records(data_dir / rel), evaluation_records(spec,
-                                                                                 data_dir))
-    return frozenset(o.line for o in found)

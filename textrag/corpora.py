@@ -217,3 +217,26 @@ def evaluation_records(spec: CorpusSpec, data_dir: Path) -> list[dict[str, objec
         with path.open(encoding="utf-8") as f:
             out += [json.loads(line) for line in f if line.strip()]
     return out
+
+
+def leave_out_listing(data_dir: Path) -> dict[str, object]:
+    """The decontamination list `kgrag/leave_out.json` as it should read over the files
+    in `data_dir`: for every corpus with evaluation sets to protect, the sha256 of its file
+    and its records that repeat one of their questions (`overlapping_records`), by line. A
+    graph build reads this list instead of the evaluation files."""
+    from kgrag.leave_out import REMAKE, sha256_of
+
+    files: dict[str, object] = {}
+    for spec in CORPORA.values():
+        if not spec.exclude_overlap_with:
+            continue
+        path = data_dir / spec.path
+        found = overlapping_records(read_records(path), evaluation_records(spec, data_dir))
+        files[spec.path] = {
+            "sha256": sha256_of(path), "protects": list(spec.exclude_overlap_with),
+            "records": [{"line": o.line, "question_id": o.question_id, "reason": o.reason}
+                        for o in found]}
+    return {"about": "knowledge-source records that repeat an evaluation question (same "
+                     "source and qid, question text or answer text, case and spacing "
+                     "folded): a graph build leaves them out, as the passage corpus does",
+            "made_by": REMAKE, "files": files}

@@ -28,7 +28,8 @@ from kg_builder.sources import (
     user_source,
 )
 from kgrag.errors import KgragError
-from tests.conftest import DATA_DIR, needs_data
+from tests.conftest import DATA_DIR, ROOT, needs_data
+from textrag.corpora import leave_out_listing
 
 
 def write_jsonl(path: Path, rows: list[object | str]) -> Path:
@@ -246,11 +247,12 @@ def test_plan_reads_every_record_and_no_dev_file(tmp_path: Path) -> None:
         P(), "commonsense", None, 2).chunks] == ["a1", "b1"]  # type: ignore[arg-type]
 
 
-def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(tmp_path: Path
-                                                                        ) -> None:
+def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MedQuAD's corpus repeats some dev300 questions, most often with the very answer
     text under another question: the graph must hold none of them, as the passage corpus
-    does not (the same list of records)."""
+    does not. The build reads the committed list (made here as `scripts/leave_out.py`
+    makes it), never the evaluation file: it builds with that file gone."""
     med = tmp_path / "medical"
     med.mkdir()
     write_jsonl(med / "medmcqa_dev.jsonl", [{"id": "m1", "question": "Q?", "opa": "a",
@@ -269,6 +271,11 @@ def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(tmp_pat
         {"qid": "9", "source": "NEI", "question": "What are the treatments for AMD ?",
          "answer": reference}])
 
+    listing = tmp_path / "leave_out.json"
+    listing.write_text(json.dumps(leave_out_listing(tmp_path)), encoding="utf-8")
+    monkeypatch.setattr("kgrag.leave_out.LIST", listing)
+    (med / "medquad_dev300.jsonl").unlink()
+
     class P:
         class settings:  # noqa: N801 - a stand-in for Settings
             data_dir = tmp_path
@@ -282,6 +289,14 @@ def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(tmp_pat
     assert not any(reference.lower() in c.text.lower() for c in plan.chunks)
     assert plan.left_out == ["medical:medquad_corpus:L2", "medical:medquad_corpus:L3"]
     assert plan.skipped_lines == 0  # left out on purpose, not broken input
+
+    # a corpus file other than the one the list was made for: its repeats are unknown
+    write_jsonl(med / "medquad_corpus.jsonl.gz", [
+        {"qid": "5", "source": "NEI", "question": "What is AMD ?", "answer": reference}])
+    with pytest.raises(KgragError, match="not the file the leave-out list was made for"
+                       ) as e:
+        builtin_sources("medical", tmp_path)
+    assert "scripts/leave_out.py --write" in (e.value.hint or "")
 
 
 def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
@@ -355,3 +370,14 @@ def test_real_knowledge_sources_first_records(domain: str, first_ids: list[str])
         assert report_chunks[0].id == expected
         assert report_chunks[0].domain == domain and report_chunks[0].text
         assert report.skipped == 0
+
+
+@needs_data
+def test_the_committed_leave_out_list_matches_the_real_files() -> None:
+    """`kgrag/leave_out.json` is what `scripts/leave_out.py --write` makes from the shared
+    data folder: the records of MedQuAD's corpus that repeat a medquad_dev300 question
+    (the passage corpus's own list), for that very corpus file."""
+    committed = json.loads((ROOT / "kgrag" / "leave_out.json").read_text(encoding="utf-8"))
+    assert committed == leave_out_listing(DATA_DIR)
+    lines = builtin_sources("medical", DATA_DIR)[1].leave_out  # type: ignore[attr-defined]
+    assert len(lines) == 480
