@@ -126,8 +126,14 @@ def agreement_lines(rows: Sequence[Agreement], judge: str) -> list[str]:
              "(method, question) answer; per question: the "
              f"mean ρ over questions answered by at least {MIN_METHODS_PER_QUESTION} methods "
              "(ranking the rows of one question); methods: the rows' means. G-Eval is the "
-             "mean of its dimensions unless one is named.", "",
-             "| G-Eval | metric | level | ρ | p | n |", "|---|---|---|---|---|---|"]
+             "mean of its dimensions unless one is named.", ""]
+    return lines + agreement_table(rows)
+
+
+def agreement_table(rows: Sequence[Agreement]) -> list[str]:
+    """The Markdown table of `rows` (the report's, and docs/results.md's `agreement`
+    marker)."""
+    lines = ["| G-Eval | metric | level | ρ | p | n |", "|---|---|---|---|---|---|"]
     for a in rows:
         p = "–" if a.p_value is None else (f"{a.p_value:.3f}" if a.p_value >= 0.001
                                             else "<0.001")

@@ -2,8 +2,10 @@
 
 A table is marked by the comment line just above it,
 `<!-- results: docs/results/csqa-dev-kg400 same -->`: the run, then `all` (every scored
-row), `same` (the rows on the run's same first K questions) or `matrix` (the paired tests
-on those K), and optionally `methods=a,b` to show only those rows, in that order.
+row), `same` (the rows on the run's same first K questions), `matrix` (the paired tests
+on those K) or `agreement` (an open-ended run's G-Eval judge against ROUGE-L and
+BERTScore, `eval.agreement`), and optionally `methods=a,b` to show only those rows, in
+that order.
 
 The README's compact table has a block marker naming several runs and their rows:
 
@@ -41,7 +43,7 @@ from typing import Any
 from kgrag.errors import KgragError
 
 DOCS = ("README.md", "docs/results.md")  # the files with marked tables, from the repository
-MARKER = re.compile(r"^<!-- results: (\S+) (all|same|matrix)(?: methods=(\S+))? -->$")
+MARKER = re.compile(r"^<!-- results: (\S+) (all|same|matrix|agreement)(?: methods=(\S+))? -->$")
 SIDE, SIDE_METHODS = re.compile(r"^<!-- results-side (\S+)$"), re.compile(r"^methods=(\S+) -->$")
 SUMMARY_OPEN, SUMMARY_CLOSE = "<!-- results-summary", "-->"
 DATASET_NAMES = {"csqa": "CommonsenseQA", "mmlu-law": "MMLU professional law", "medqa": "MedQA",
@@ -163,6 +165,14 @@ def _pick(run: str, methods: dict[str, Any], only: str | None) -> dict[str, Any]
 def block(root: Path, run: str, kind: str, only: str | None) -> str:
     """The table one marker asks for, from the run's committed metrics.json."""
     metrics = _metrics(root, run)
+    if kind == "agreement":
+        from eval.agreement import Agreement, agreement_table
+
+        if not metrics.get("agreement"):
+            raise KgragError(f"{run}: no judge agreement in its metrics.json",
+                             hint=f"score it with the judge: kgrag score {run} --bertscore "
+                                  "--geval")
+        return "\n".join(agreement_table([Agreement(**a) for a in metrics["agreement"]]))
     methods = metrics["methods"]
     pairs: list[dict[str, Any]] = []
     if kind != "all":

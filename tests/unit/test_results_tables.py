@@ -108,11 +108,29 @@ def test_refill_names_what_is_missing(tmp_path: Path) -> None:
     (unscored / "metrics.json").write_text(json.dumps({"methods": {}}))
     for marker, says in (("docs/results/gone all", "no metrics.json"),
                          ("docs/results/toy all methods=tog", "tog not among"),
-                         ("docs/results/bare same", "scored without --same")):
+                         ("docs/results/bare same", "scored without --same"),
+                         ("docs/results/toy agreement", "no judge agreement")):
         with pytest.raises(KgragError, match=says):
             tables["refill"](f"<!-- results: {marker} -->\n| t |\n", tmp_path)
     with pytest.raises(KgragError, match="directly above its table"):
         tables["refill"]("<!-- results: docs/results/toy all -->\n\n| t |\n", tmp_path)
+
+
+def test_agreement_marker_gives_the_judges_spearman_table(tmp_path: Path) -> None:
+    _scored_run(tmp_path)
+    path = tmp_path / "docs" / "results" / "toy" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics["agreement"] = [
+        {"metric": "ROUGE-L", "level": "answers", "dimension": "mean of 4", "rho": 0.31,
+         "p_value": 0.0004, "n": 60},
+        {"metric": "BERTScore F1", "level": "questions", "dimension": "mean of 4",
+         "rho": -0.05, "p_value": None, "n": 9}]
+    path.write_text(json.dumps(metrics))
+    text, changed = tables["refill"](
+        "<!-- results: docs/results/toy agreement -->\n| old |\n\nafter\n", tmp_path)
+    assert changed == ["<!-- results: docs/results/toy agreement -->"]
+    assert ("| mean of 4 | ROUGE-L | answers | +0.31 | <0.001 | 60 |\n"
+            "| mean of 4 | BERTScore F1 | questions | -0.05 | – | 9 |\n\nafter") in text
 
 
 def test_summary_block_gives_one_row_per_named_method(tmp_path: Path) -> None:
