@@ -300,6 +300,8 @@ def _print_jobs(jobs: list) -> None:
               "question withdrawn from the graph" for j in jobs if j.records_withdrawn]
     if any(j.records_in_graph for j in jobs):
         notes.append("chunks: extracted/planned, +N skipped (already in the graph)")
+    notes.append("triples: extracted by all of a job's runs (a chunk extracted again "
+                 "counts again); what the graph holds: `kgrag graph stats`")
     if notes:
         console.print("; ".join(notes))
 

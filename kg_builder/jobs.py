@@ -111,7 +111,7 @@ class JobRecord(BaseModel):
     records_changed: int = 0  # last run: source text changed since extraction; redone
     records_left_out: int = 0  # records the sources leave out (they repeat an eval question)
     records_withdrawn: int = 0  # last run: left-out records an earlier build had written
-    triples: int = 0
+    triples: int = 0  # extracted by every run (work, like records_done; not graph size)
     triples_rejected: int = 0
     triples_capped: int = 0
     cooccurrences: int = 0  # co-occurrence pairs (fast extractor), not facts

@@ -42,7 +42,7 @@ def jobs_section(p: Platform, domain: str) -> None:
         stale = (f" — no update for {idle:.0f} min: stopped? (`kgrag build` resumes it)"
                  if idle is not None and idle > STALE_MINUTES else "")
         st.progress(extracted / total if total else 0.0, text=f"running: {j.id} — "
-                    f"{extracted:,}/{total:,} chunks, {j.triples:,} triples, "
+                    f"{extracted:,}/{total:,} chunks, {j.triples:,} triples extracted, "
                     f"{j.records_per_minute:.1f} chunks/min{stale}")
     st.dataframe([_job_row(j) for j in jobs], hide_index=True, width="stretch")
     if st.button("Refresh", key="jobs_refresh"):
@@ -61,7 +61,8 @@ def _minutes_since(iso: str) -> float | None:
 
 def _job_row(j: JobRecord) -> dict[str, Any]:
     return {"job": j.id, "status": j.shown_status, "chunks": "{}/{}".format(*j.progress),
-            "parse failures": f"{100 * j.parse_failure_rate:.1f}%", "triples": j.triples,
+            "parse failures": f"{100 * j.parse_failure_rate:.1f}%",
+            "triples extracted (all runs)": j.triples,
             "chunks/min": round(j.records_per_minute, 1), "model": j.model,
             "started": j.started, "updated": j.updated}
 

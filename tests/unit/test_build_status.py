@@ -40,6 +40,7 @@ def test_status_lists_jobs_whole_in_80_columns_and_marks_dead_ones_stale(tmp_pat
     assert rows["1a431c71"][1:5] == ["commonsense", "running", "216/400+184", "0"]
     assert rows["bb076e7c"][2] == "stale"
     assert "11-23 17:12" in result.output and "model: qwen2.5-coder-1.5b" in result.output
+    assert "`kgrag graph stats`" in result.output  # the triples column is work, not the graph
     assert all(len(line) <= 80 and "…" not in line for line in result.output.splitlines())
 
 
