@@ -6,6 +6,8 @@
                                  methods, n, and the fingerprint of the domain graph
                                  when a KG method answers (`graph`)
     <run dir>/predictions.jsonl  one line per (method, question), appended as answered
+                                 (by one process per method: two `kgrag eval` of other
+                                 methods may answer into one run at once)
     <run dir>/metrics.json       written by `kgrag score` (eval.scoring), a separate pass
 
 An interrupted run resumes by (method, question id). A run directory written by another
@@ -26,9 +28,9 @@ import gzip
 import hashlib
 import json
 import logging
-import os
+import re
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -42,7 +44,7 @@ from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__, clock
 from kgrag.errors import KgragError
 from kgrag.llm.replay import REPLAY_FILE, ReplayModel
-from kgrag.locks import exclusive
+from kgrag.locks import append_line, exclusive, reading, waiting
 from kgrag.types import Prediction, Question
 
 if TYPE_CHECKING:
@@ -265,7 +267,7 @@ def done_pairs(path: Path, redo_errors: bool = False) -> set[tuple[str, str]]:
     done: set[tuple[str, str]] = set()
     if not path.is_file():
         return done
-    with path.open(encoding="utf-8") as f:
+    with reading(path) as f:
         for n, line in enumerate(f, 1):
             try:
                 pred = json.loads(line)["prediction"]
@@ -412,12 +414,26 @@ def _describe(diff: dict[str, tuple[Any, Any]], domain: str | None) -> str:
     return "; ".join(parts)
 
 
-def writer_lock(out: Path) -> contextlib.AbstractContextManager[None]:
-    """One writer per run directory: two processes appending long prediction lines to
-    one file could interleave them. The lock dies with its process (no stale locks)."""
-    return exclusive(out / ".writer.lock", lambda: KgragError(
-        f"another `kgrag eval` is writing to {out}",
-        hint="wait for it to finish (it resumes by question id), or use another --out"))
+@contextlib.contextmanager
+def writer_lock(out: Path, methods: Sequence[str]) -> Iterator[None]:
+    """One writer per method of a run directory: two `kgrag eval` of other methods may
+    answer into one run at once (lines are appended whole, `kgrag.locks.append_line`;
+    config.json is updated under `.config.lock`), one of the same method is refused. The
+    locks die with their process (no stale locks)."""
+    def busy(method: str) -> Callable[[], KgragError]:
+        return lambda: KgragError(
+            f"another `kgrag eval` is answering with {method} into {out}",
+            hint="wait for it to finish (it resumes by question id), leave "
+                 f"{method} out of this run's --methods, or use another --out")
+
+    for method in methods:  # a lock file's name: no path, no hidden file
+        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", method):
+            raise KgragError(f"{method!r} is not a method name",
+                             hint="see `kgrag methods` for the methods")
+    with contextlib.ExitStack() as held:
+        for method in sorted(set(methods)):
+            held.enter_context(exclusive(out / f".writer.{method}.lock", busy(method)))
+        yield
 
 
 def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None,
@@ -430,7 +446,7 @@ def run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | None
     same evidence) is answered with the first reply (`kgrag.llm.replay`).
     `explanations`: False stops an answer-first reply once its option is read
     (`QAMethod.settled`); nothing scored reads the explanation."""
-    with writer_lock(out):
+    with writer_lock(out, methods):
         return _run_eval(p, dataset, methods, n=n, out=out, domain=domain, force=force,
                          progress=progress, redo_errors=redo_errors, replay=replay,
                          explanations=explanations)
@@ -504,10 +520,11 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
                                if pr.skipped]
     config.replay = replay
     config.explanations = explanations
-    prepare_run(out, config, force)
-    keep_prior(p, out, questions[0].dataset, force)
-    if domain:
-        keep_trust(p, out, questions[0].dataset, domain, methods, force)
+    with waiting(out / ".config.lock"):  # another method's writer may update it too
+        prepare_run(out, config, force)
+        keep_prior(p, out, questions[0].dataset, force)
+        if domain:
+            keep_trust(p, out, questions[0].dataset, domain, methods, force)
     if isinstance(replayer, ReplayModel):  # replies outlive the process (resumed runs)
         replayer.keep_in(out / REPLAY_FILE)
     predictions = out / "predictions.jsonl"
@@ -522,11 +539,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
                 t0 = clock.now()
                 pred = method.answer(q)
                 t1 = clock.now()
-                line = RunLine(question=q, prediction=pred)
-                text = line.model_dump_json()
-                f.write(text + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+                append_line(f, RunLine(question=q, prediction=pred).model_dump_json())
                 overhead = (clock.now() - t1) * 1000 + max(
                     0.0, (t1 - t0 - pred.usage.seconds) * 1000)
                 _record_overhead(out, name, overhead)
@@ -538,7 +551,7 @@ def _run_eval(p: Platform, dataset: str, methods: Sequence[str], *, n: int | Non
 def _record_overhead(out: Path, method: str, ms: float) -> None:
     # Kept apart from predictions so rewriting a line is never needed.
     with (out / "overhead.jsonl").open("a", encoding="utf-8") as f:
-        f.write(json.dumps({"method": method, "ms": round(ms, 3)}) + "\n")
+        append_line(f, json.dumps({"method": method, "ms": round(ms, 3)}))
 
 
 def read_run(run: Path) -> tuple[RunConfig, list[RunLine]]:

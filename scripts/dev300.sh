@@ -31,8 +31,16 @@
 #                                       BERTScore, G-Eval) again and again while another
 #                                       process answers (`JUDGE=apart scripts/dev300.sh
 #                                       medquad`), until every row's first N answers are
-#                                       judged; the judge is about half of the cost, so
-#                                       two lanes finish about twice as soon
+#                                       judged. Measured (fifteenth session, 1 llama.cpp
+#                                       thread): the six rows 220 s per question, the
+#                                       judge ~60 s, so a judge lane idles 3/4 of the
+#                                       time. Faster on 2 cores: split the rows, each
+#                                       lane answering its own methods into the run
+#                                       (one `kgrag eval` per method may write at once):
+#                                       METHODS=llm,cot,rag,kg-vanilla scripts/dev300.sh
+#                                       medquad (it also judges) and, beside it,
+#                                       METHODS=metakgrag,kg-ppr JUDGE=apart
+#                                       scripts/dev300.sh medquad
 #   scripts/dev300.sh prepare           On a fresh machine (nothing in ~/.cache/kgrag), what
 #                                       the committed runs read: every domain's committed
 #                                       export imported, the fast build of the sources the

@@ -141,7 +141,8 @@ class ReplayFile:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(path)
+            # two `kgrag eval` of other methods may share a run's file: wait, do not fail
+            self._db = sqlite3.connect(path, timeout=60)
             self._db.execute("CREATE TABLE IF NOT EXISTS replies (model TEXT, key TEXT, "
                              "kind TEXT, reply TEXT, PRIMARY KEY (model, key, kind))")
             self._db.commit()

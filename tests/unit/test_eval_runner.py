@@ -260,16 +260,25 @@ def test_concept_matching_summarises_the_match_steps() -> None:
     assert unmatched.matching["kept_share"] == pytest.approx(0.5)
 
 
-def test_a_second_writer_is_refused_while_the_first_runs(tmp_path: Path, dataset: Path) -> None:
+def test_a_second_writer_of_a_method_is_refused_one_of_another_method_answers(
+        tmp_path: Path, dataset: Path) -> None:
     from eval.runner import writer_lock
 
     out = tmp_path / "run"
-    p = FakePlatform(["B"] * 4, tmp_path)
-    with writer_lock(out), pytest.raises(KgragError, match="another `kgrag eval`"):
-        run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
-    assert p.model.prompts == []
+    p = FakePlatform(["B"] * 8, tmp_path)
+    with writer_lock(out, ["llm", "cot"]):  # another process answers llm and cot
+        with pytest.raises(KgragError, match="another `kgrag eval` is answering with llm"):
+            run_eval(p, str(dataset), ["rag", "llm"], n=None, out=out,  # type: ignore[arg-type]
+                     progress=False)
+        assert p.model.prompts == []
+        run_eval(p, str(dataset), ["rag"], n=None, out=out, progress=False)  # type: ignore[arg-type]
     run_eval(p, str(dataset), ["llm"], n=None, out=out, progress=False)  # type: ignore[arg-type]
-    assert len(done_pairs(out / "predictions.jsonl")) == 4
+    assert len(done_pairs(out / "predictions.jsonl")) == 8
+    config, _ = read_run(out)
+    assert config.methods == ["llm", "rag"]
+    with pytest.raises(KgragError, match="not a method name"):
+        run_eval(p, str(dataset), ["../x"], n=None, out=out, progress=False)  # type: ignore[arg-type]
+    assert not (tmp_path / "x.lock").exists()
 
 
 def test_path_refinement_rate_from_refine_steps() -> None:
