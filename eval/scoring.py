@@ -498,10 +498,11 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
         methods[name], scores[name] = score_method(name, group)
         qids[name] = [ln.question.id for ln in group]
         if bertscore and methods[name].rouge_l is not None:
-            from eval.bertscore import bertscore_f1
+            from eval.bertscore import cached_bertscore_f1
 
-            scores[name]["bertscore_f1"] = bertscore_f1(
-                [ln.prediction.answer for ln in group], [ln.question.answers for ln in group])
+            scores[name]["bertscore_f1"] = cached_bertscore_f1(
+                [ln.prediction.answer for ln in group], [ln.question.answers for ln in group],
+                run / "bertscore.jsonl")
             methods[name].bertscore_f1 = _interval(scores[name]["bertscore_f1"])
         if judge is not None:
             methods[name].geval, records = geval[name]

@@ -215,6 +215,30 @@ def test_missing_bertscore_model_or_package_names_the_fix(monkeypatch: pytest.Mo
     bertscore._model_dir.cache_clear()
 
 
+def test_bertscore_of_a_run_is_computed_once_per_answer(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A growing run is scored again after every step: only its new answers go to the
+    model; a cut last line of the file is scored again."""
+    sent: list[list[str]] = []
+
+    def fake(preds: list[str], refs: list[list[str]]) -> list[float]:
+        sent.append(list(preds))
+        return [len(p) / 10 for p in preds]
+
+    monkeypatch.setattr(bertscore, "bertscore_f1", fake)
+    path = tmp_path / "bertscore.jsonl"
+    first = bertscore.cached_bertscore_f1(["ab", "abc", "ab"], [["r"], ["r"], ["r"]], path)
+    assert first == [0.2, 0.3, 0.2] and sent == [["ab", "abc"]]  # a repeated answer once
+    again = bertscore.cached_bertscore_f1(["abc", "ab", "abcd"], [["r"], ["r"], ["r"]], path)
+    assert again == [0.3, 0.2, 0.4] and sent[1:] == [["abcd"]]
+    assert bertscore.cached_bertscore_f1(["ab"], [["other"]], path) == [0.2]
+    assert sent[2:] == [["ab"]]  # another reference is another score
+    path.write_text(path.read_text() + '{"key": "cut')
+    assert bertscore.cached_bertscore_f1(["abcd", "x"], [["r"], ["r"]], path) == [0.4, 0.1]
+    assert sent[3:] == [["x"]]
+    assert bertscore.cached_bertscore_f1(["x"], [["r"]], path) == [0.1] and len(sent) == 4
+
+
 def test_run_config_reads_configs_written_before_code_versions(tmp_path: Path) -> None:
     fields = dict(dataset="csqa", dataset_path="x", domain=None, methods=["llm"], n=None,
                   model="m", model_backend="llama", model_sha256=None, embedding_model="e",
