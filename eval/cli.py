@@ -102,6 +102,9 @@ def score(
     same: Annotated[int | None, typer.Option(help="Also a table and significance matrix of "
                                                   "every method on the run's first K "
                                                   "questions.")] = None,
+    geval_complete: Annotated[bool, typer.Option(
+        help="G-Eval only the questions every method has answered (a question's answers "
+             "share the judge's KV cache; the rest waits for a later pass).")] = False,
 ) -> None:
     """Score a run's predictions into metrics.json (a separate pass)."""
     from eval.report import markdown
@@ -114,7 +117,7 @@ def score(
 
         g = load_judge(load_settings(), judge)
     console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
-                                   same=same)))
+                                   same=same, judge_complete=geval_complete)))
 
 
 def report(

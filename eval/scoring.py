@@ -478,11 +478,16 @@ def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: 
 
 
 def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = None,
-              progress: bool = False, same: int | None = None) -> RunMetrics:
+              progress: bool = False, same: int | None = None,
+              judge_complete: bool = False) -> RunMetrics:
     """Score every method of a run directory and write metrics.json beside it.
 
     With a `judge`, open-ended answers and explanations also get G-Eval (judged pairs are
-    kept in `<run>/geval.jsonl`, so an interrupted scoring resumes). With `same`, also
+    kept in `<run>/geval.jsonl`, so an interrupted scoring resumes). `judge_complete`
+    judges only the questions every method of the run has answered: a question's answers
+    are then judged one after another, sharing its prompt in the judge's KV cache, even
+    while rows grow at different speeds (the others wait for a later pass; G-Eval then
+    covers the same questions for every row). With `same`, also
     every method on the run's first `same` questions (`SameQuestions`; without BERTScore
     and G-Eval)."""
     config, lines = read_run(run)
@@ -493,7 +498,13 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     groups = {m: sorted(by_method[m], key=lambda ln: ln.question.id) for m in order}
     methods, scores, qids = {}, {}, {}
     judged: list[GevalRecord] = []
-    geval = _geval(judge, run, groups, progress) if judge is not None else {}
+    judged_groups = groups
+    if judge_complete:
+        complete = set.intersection(*({ln.question.id for ln in g} for g in groups.values())) \
+            if groups else set()
+        judged_groups = {m: [ln for ln in g if ln.question.id in complete]
+                         for m, g in groups.items()}
+    geval = _geval(judge, run, judged_groups, progress) if judge is not None else {}
     for name, group in groups.items():
         methods[name], scores[name] = score_method(name, group)
         qids[name] = [ln.question.id for ln in group]

@@ -40,7 +40,11 @@
 #                                       METHODS=llm,cot,rag,kg-vanilla scripts/dev300.sh
 #                                       medquad (it also judges) and, beside it,
 #                                       METHODS=metakgrag,kg-ppr JUDGE=apart
-#                                       scripts/dev300.sh medquad
+#                                       scripts/dev300.sh medquad. The judge reads only
+#                                       questions every row has answered
+#                                       (`--geval-complete`): a question's six answers
+#                                       judged together share its prompt in the KV cache
+#                                       (two at a time cost ~4x more per record)
 #   scripts/dev300.sh prepare           On a fresh machine (nothing in ~/.cache/kgrag), what
 #                                       the committed runs read: every domain's committed
 #                                       export imported, the fast build of the sources the
@@ -138,7 +142,7 @@ print(min(rows.get(m, 0) for m in methods), len(answered - judged))
 PY
     )
     echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet"
-    $K score "$RUN" --bertscore --geval >/dev/null || echo "scoring failed; retrying"
+    $K score "$RUN" --bertscore --geval --geval-complete >/dev/null || echo "scoring failed; retrying"
     ((${least:-0} >= N && ${left:-1} == 0)) && break
     sleep 60
   done
@@ -200,7 +204,7 @@ for ((n = STEP; n < N + STEP; n += STEP)); do
     echo "== $(date +%T) $d: first $n questions"
     $K eval "${args[@]}"
     if [ "$SIDE" = medquad ]; then  # open-ended rows: no paired right/wrong table to share
-      [ "${JUDGE:-}" = apart ] || $K score "$(run_of "$d")" --bertscore --geval >/dev/null
+      [ "${JUDGE:-}" = apart ] || $K score "$(run_of "$d")" --bertscore --geval --geval-complete >/dev/null
     else
       $K score "$(run_of "$d")" --same "$n" >/dev/null
     fi

@@ -166,6 +166,28 @@ def test_score_run_adds_geval_means_cost_and_resumes_from_the_cache(tmp_path: Pa
         score_run(run, judge=GEvalJudge(ScriptedModel([], capabilities=LOGPROBS, name="y")))
 
 
+def test_judge_complete_waits_for_every_row_of_a_question(tmp_path: Path) -> None:
+    """Rows answered by two processes grow at different speeds: with `judge_complete` the
+    judge reads only questions every row has answered, so a question's answers are judged
+    together (sharing its prompt in the KV cache), and the rest on a later pass."""
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", "Condition 1 is rare."],
+                     "cot": ["It is a disease."]})
+    model = ScriptedModel([reply({"4": 1.0})] * 8, capabilities=LOGPROBS, name="judge-x")
+    metrics = score_run(run, judge=GEvalJudge(model), judge_complete=True)
+    assert model.remaining == 0  # q0 only: 2 answers x 4 dimensions
+    llm, cot = metrics.methods["llm"].geval, metrics.methods["cot"].geval
+    assert llm is not None and cot is not None and (llm.answers, cot.answers) == (1, 1)
+    assert metrics.methods["llm"].n == 2  # the row itself is scored whole
+    _write_run(tmp_path / "grown", {"llm": ["Condition 0 is a disease.", "Condition 1 is rare."],
+                                    "cot": ["It is a disease.", "Rare."]})
+    (tmp_path / "grown" / "geval.jsonl").write_text((run / "geval.jsonl").read_text())
+    later = ScriptedModel([reply({"2": 1.0})] * 8, capabilities=LOGPROBS, name="judge-x")
+    grown = score_run(tmp_path / "grown", judge=GEvalJudge(later), judge_complete=True)
+    assert later.remaining == 0  # q1's two answers now, q0's from the kept records
+    assert grown.methods["llm"].geval is not None and grown.methods["llm"].geval.answers == 2
+
+
 def test_unparsed_replies_are_counted_and_left_out_of_the_mean(tmp_path: Path) -> None:
     run = tmp_path / "run"
     _write_run(run, {"llm": ["A disease.", "Another disease."]})
