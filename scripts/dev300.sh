@@ -31,20 +31,18 @@
 #                                       BERTScore, G-Eval) again and again while another
 #                                       process answers (`JUDGE=apart scripts/dev300.sh
 #                                       medquad`), until every row's first N answers are
-#                                       judged. Measured (fifteenth session, 1 llama.cpp
-#                                       thread): the six rows 220 s per question, the
-#                                       judge ~60 s, so a judge lane idles 3/4 of the
-#                                       time. Faster on 2 cores: split the rows, each
-#                                       lane answering its own methods into the run
-#                                       (one `kgrag eval` per method may write at once):
-#                                       METHODS=llm,cot,rag,kg-vanilla scripts/dev300.sh
-#                                       medquad (it also judges) and, beside it,
-#                                       METHODS=metakgrag,kg-ppr JUDGE=apart
-#                                       scripts/dev300.sh medquad. The judge reads only
-#                                       questions every row has answered
-#                                       (`--geval-complete`): a question's six answers
-#                                       judged together share its prompt in the KV cache
-#                                       (two at a time cost ~4x more per record)
+#                                       judged. Measured (`seconds` of geval.jsonl, 1
+#                                       llama.cpp thread): a G-Eval record ~7.7 s, ~190 s
+#                                       for a question's six answers, against ~220 s to
+#                                       answer them, so the two lanes are about even. The
+#                                       judge reads only questions every row has answered
+#                                       (`--geval-complete`): a question's answers judged
+#                                       together share its prompt in the KV cache. The
+#                                       rows can also be split over lanes (one `kgrag
+#                                       eval` per method may write into the run at once):
+#                                       `METHODS=metakgrag,kg-ppr JUDGE=apart
+#                                       scripts/dev300.sh medquad` answers two rows
+#                                       beside a lane answering the other four
 #   scripts/dev300.sh prepare           On a fresh machine (nothing in ~/.cache/kgrag), what
 #                                       the committed runs read: every domain's committed
 #                                       export imported, the fast build of the sources the
