@@ -119,8 +119,9 @@ if [ "$SIDE" = medquad-judge ]; then
   fi
   $K neo4j status >/dev/null 2>&1 || $K neo4j start
   while :; do
-    # the fewest answers of a row, and the answers without a G-Eval record yet
-    read -r least left < <("$(dirname "$K")/python" - "$RUN" <<'PY' || echo "0 1"
+    # the fewest answers of a row, the answers without a G-Eval record yet, and those of
+    # them the judge may read now (their question answered by every row)
+    read -r least left ready < <("$(dirname "$K")/python" - "$RUN" <<'PY' || echo "0 1 1"
 import json, sys
 from collections import Counter
 from pathlib import Path
@@ -136,11 +137,21 @@ answered = {(r["prediction"]["method"], r["question"]["id"])
 judged = {(r["method"], r["question_id"]) for r in lines(run / "geval.jsonl")}
 rows = Counter(m for m, _ in answered)
 methods = json.loads((run / "config.json").read_text())["methods"]
-print(min(rows.get(m, 0) for m in methods), len(answered - judged))
+by_question = Counter(q for m, q in answered if m in methods)
+complete = {q for q, n in by_question.items() if n == len(methods)}
+left = answered - judged
+print(min(rows.get(m, 0) for m in methods), len(left),
+      sum(1 for _, q in left if q in complete))
 PY
     )
-    echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet"
-    $K score "$RUN" --bertscore --geval --geval-complete >/dev/null || echo "scoring failed; retrying"
+    echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet," \
+      "${ready:-1} of them answered by every row"
+    # scoring reloads BERTScore and ROUGE-L over the whole run: only when the judge has work,
+    # or once more at the end
+    if ((${ready:-1} > 0 || (${least:-0} >= N && ${left:-1} == 0))) || [ -z "${scored:-}" ]; then
+      $K score "$RUN" --bertscore --geval --geval-complete >/dev/null || echo "scoring failed; retrying"
+      scored=1
+    fi
     ((${least:-0} >= N && ${left:-1} == 0)) && break
     sleep 60
   done
