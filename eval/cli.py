@@ -1,5 +1,6 @@
 """eval's commands. `kgrag eval`, `kgrag score`, `kgrag report`: answer a dataset into a
-run directory, score it, report on runs. `kgrag bench scoring`: seconds to score.
+run directory, score it, report on runs. `kgrag progress`: how far a run has got.
+`kgrag bench scoring`: seconds to score.
 `kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
 `kgrag evidence`: what the KG methods retrieve for each question, without answering.
 
@@ -23,10 +24,11 @@ from kgrag.platform import Platform
 
 
 def register(app: typer.Typer) -> None:
-    """Add `eval`, `score`, `report`, `bench scoring`, `sweep`, `evidence` and `reader
+    """Add `eval`, `score`, `progress`, `report`, `bench scoring`, `sweep`, `evidence` and `reader
     prior` to the root `kgrag` app."""
     app.command("eval")(eval_)
     app.command()(score)
+    app.command()(progress)
     app.command()(report)
     group(app, "bench").command("scoring")(bench_scoring)
     group(app, "bench").command("geval")(bench_geval)
@@ -118,6 +120,34 @@ def score(
         g = load_judge(load_settings(), judge)
     console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
                                    same=same, judge_complete=geval_complete)))
+
+
+def progress(
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    brief: Annotated[bool, typer.Option(help="Print only `least unjudged ready` (for "
+                                             "scripts).")] = False,
+) -> None:
+    """How far a run has got, without scoring it: answers and failures per method, and the
+    answers G-Eval has judged and may judge now (their question answered by every method)."""
+    from rich.table import Table
+
+    from eval.progress import run_progress
+
+    p = run_progress(run)
+    if brief:
+        typer.echo(p.brief())
+        return
+    table = Table("method", "answered", "errors", "G-Eval judged", title=str(run))
+    for m in p.methods:
+        table.add_row(m.method, str(m.answered), str(m.errors),
+                      f"{m.judged} of {m.judgeable}" if m.judgeable else "-")
+    console.print(table)
+    console.print(f"every method has answered {p.least}+ questions; {p.complete} questions "
+                  f"are answered by every method")
+    if p.unjudged:
+        console.print(f"{p.unjudged} answers not judged yet, {p.ready} of them to questions "
+                      f"every method answered (`kgrag score {run} --geval --geval-complete` "
+                      f"judges those)")
 
 
 def report(

@@ -120,31 +120,9 @@ if [ "$SIDE" = medquad-judge ]; then
   fi
   $K neo4j status >/dev/null 2>&1 || $K neo4j start
   while :; do
-    # the fewest answers of a row, the answers without a G-Eval record yet, and those of
-    # them the judge may read now (their question answered by every row)
-    read -r least left ready < <("$(dirname "$K")/python" - "$RUN" <<'PY' || echo "0 1 1"
-import json, sys
-from collections import Counter
-from pathlib import Path
-def lines(path):
-    for raw in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-        try:
-            yield json.loads(raw)
-        except ValueError:
-            continue  # a line being written
-run = Path(sys.argv[1])
-answered = {(r["prediction"]["method"], r["question"]["id"])
-            for r in lines(run / "predictions.jsonl")}
-judged = {(r["method"], r["question_id"]) for r in lines(run / "geval.jsonl")}
-rows = Counter(m for m, _ in answered)
-methods = json.loads((run / "config.json").read_text())["methods"]
-by_question = Counter(q for m, q in answered if m in methods)
-complete = {q for q, n in by_question.items() if n == len(methods)}
-left = answered - judged
-print(min(rows.get(m, 0) for m in methods), len(left),
-      sum(1 for _, q in left if q in complete))
-PY
-    )
+    # the fewest answers of a row, the answers not judged yet, and those of them the judge
+    # may read now (their question answered by every row)
+    read -r least left ready < <($K progress "$RUN" --brief 2>/dev/null || echo "0 1 1")
     echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet," \
       "${ready:-1} of them answered by every row"
     # scoring reloads BERTScore and ROUGE-L over the whole run: only when the judge has work,

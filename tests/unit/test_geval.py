@@ -15,7 +15,7 @@ from eval.report import markdown
 from eval.runner import RunConfig, RunLine
 from eval.scoring import score_run
 from kgrag.config import Settings
-from kgrag.errors import ModelError
+from kgrag.errors import KgragError, ModelError
 from kgrag.llm.base import Capabilities, Generation, TokenLogprob
 from kgrag.types import Choice, Prediction, Question, Usage
 from tests.doubles.scripted import ScriptedModel, ScriptExhausted
@@ -251,3 +251,49 @@ def test_within_a_dimension_every_methods_answer_to_a_question_comes_in_turn(
     cached = [json.loads(raw) for raw in (run / "geval.jsonl").read_text().splitlines()]
     assert {(c["method"], c["question_id"], c["score"]) for c in cached} == {
         (meth, q, float(k)) for meth, q, k in per_dim}
+
+
+def test_progress_counts_answers_judged_and_judgeable_now(tmp_path: Path) -> None:
+    """`kgrag progress` (`run_progress`): what a scoring pass with `--geval-complete` would
+    judge, read from the files alone: q1 is answered by llm only, so its answer waits."""
+    from eval.progress import run_progress
+
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", "Condition 1 is rare."],
+                     "cot": ["It is a disease."]})
+    before = run_progress(run)
+    assert before.brief() == "1 3 2"  # cot has 1 answer; 3 unjudged, 2 of them to q0
+    assert (before.complete, [m.judgeable for m in before.methods]) == (1, [2, 1])
+    model = ScriptedModel([reply({"4": 1.0})] * 8, capabilities=LOGPROBS, name="judge-x")
+    score_run(run, judge=GEvalJudge(model), judge_complete=True)
+    after = run_progress(run)
+    assert after.brief() == "1 1 0"  # q1's answer is left, and cannot be judged yet
+    assert [(m.method, m.answered, m.judged) for m in after.methods] == [
+        ("llm", 2, 1), ("cot", 1, 1)]
+    # A torn last line (being written) is skipped; a changed answer is not judged yet.
+    with (run / "geval.jsonl").open("a") as f:
+        f.write('{"method": "llm", "question_id"')
+    _write_run(tmp_path / "changed", {"llm": ["Condition 0 is a skin disease.",
+                                              "Condition 1 is rare."],
+                                      "cot": ["It is a disease."]})
+    (tmp_path / "changed" / "geval.jsonl").write_text((run / "geval.jsonl").read_text())
+    assert run_progress(run).brief() == "1 1 0"
+    assert run_progress(tmp_path / "changed").brief() == "1 2 1"
+
+
+def test_progress_command_prints_the_table_or_the_brief_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kgrag.cli import app
+
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", ""], "cot": ["It is a disease."]})
+    brief = CliRunner().invoke(app, ["progress", str(run), "--brief"])
+    assert (brief.exit_code, brief.output) == (0, "1 3 2\n")
+    table = CliRunner().invoke(app, ["progress", str(run)])
+    assert table.exit_code == 0, table.output
+    assert "0 of 2" in table.output and "3 answers not judged yet, 2 of them" in table.output
+    missing = CliRunner().invoke(app, ["progress", str(tmp_path / "nothing")])
+    # the CLI's entry point prints a KgragError with its hint
+    assert isinstance(missing.exception, KgragError) and "not a run directory" in str(
+        missing.exception)
