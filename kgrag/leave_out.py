@@ -7,9 +7,9 @@ question). A graph built from them holds reference answers. `leave_out.json`, be
 this module, lists those records by line, with the sha256 of the file it was made for.
 
 The list is made once from the evaluation files by `scripts/leave_out.py --write`
-(through `textrag.corpora.overlapping_records`, the passage corpus's own check), and a
-data test checks it against the real files. A build reads only the list, never an
-evaluation file.
+(through `textrag.corpora.overlapping_records`), and a data test checks it against the
+real files. A graph build and the load of a shared passage corpus (`kgrag corpus load`)
+read only the list, never an evaluation file.
 
     left_out_lines("medical/medquad_corpus.jsonl.gz", Path("../shared/data"))
     # -> frozenset({...480 line numbers...})
@@ -49,14 +49,15 @@ def _entries(listing: Path) -> dict[str, Any]:
     return dict(files)
 
 
-def left_out_lines(rel: str, data_dir: Path, listing: Path | None = None) -> frozenset[int]:
-    """The 1-based lines of the knowledge source `rel` (relative to the data folder) that
-    repeat an evaluation question; empty for a source the list does not name. The file
+def left_out_records(rel: str, data_dir: Path, listing: Path | None = None
+                     ) -> list[dict[str, Any]]:
+    """The list's records of the knowledge source `rel` (relative to the data folder), each
+    `{"line", "question_id", "reason"}`; empty for a source the list does not name. The file
     must be the one the list was made for (same sha256): a changed file may hold other
     repeats, so the build stops rather than guess."""
     entry = _entries(listing or LIST).get(rel)
     if entry is None:
-        return frozenset()
+        return []
     path = data_dir / rel
     found = sha256_of(path)
     if found != entry["sha256"]:
@@ -64,4 +65,10 @@ def left_out_lines(rel: str, data_dir: Path, listing: Path | None = None) -> fro
                          f"{found[:12]}…, the list has {entry['sha256'][:12]}…): its records "
                          "that repeat an evaluation question are unknown",
                          hint=f"remake the list from the evaluation files: {REMAKE}")
-    return frozenset(int(r["line"]) for r in entry["records"])
+    return list(entry["records"])
+
+
+def left_out_lines(rel: str, data_dir: Path, listing: Path | None = None) -> frozenset[int]:
+    """The 1-based lines of the knowledge source `rel` that repeat an evaluation question
+    (`left_out_records`)."""
+    return frozenset(int(r["line"]) for r in left_out_records(rel, data_dir, listing))

@@ -18,7 +18,8 @@ its answer, with the id `medquad:L<line>` (`medquad_id`: MedQuAD's qids repeat a
 nine NIH sources, and 7 (source, qid) pairs within one); records that repeat an evaluation
 question (same source and qid, same question text, or same answer text as a
 `medquad_dev300` question) are left out, so `rag` never reads the reference answer it is
-scored against (`overlapping_records`).
+scored against (`corpus_overlaps`: the committed list `kgrag/leave_out.json` for the shared
+file, as a graph build reads it; `overlapping_records` made that list).
 
 >>> corpus_for_domain("medical").label
 'MedicalPassage'
@@ -217,6 +218,25 @@ def evaluation_records(spec: CorpusSpec, data_dir: Path) -> list[dict[str, objec
         with path.open(encoding="utf-8") as f:
             out += [json.loads(line) for line in f if line.strip()]
     return out
+
+
+def corpus_overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> list[Overlap]:
+    """The records of the corpus file `path` that `kgrag corpus load` leaves out: those
+    repeating one of `spec`'s evaluation questions (none for a corpus without any).
+
+    The shared file (`spec.path` under `data_dir`) is read through the committed list
+    `kgrag/leave_out.json`, like a graph build: no evaluation file is opened, and a file
+    other than the one the list was made for (another sha256) is an error. A file of the
+    user's own (`--file`), which the list cannot know, is checked against the evaluation
+    files themselves (`overlapping_records`)."""
+    if not spec.exclude_overlap_with:
+        return []
+    from kgrag.leave_out import left_out_records
+
+    if path.resolve() == (data_dir / spec.path).resolve():
+        return [Overlap(medquad_id(int(r["line"])), str(r["question_id"]), r["reason"],
+                        int(r["line"])) for r in left_out_records(spec.path, data_dir)]
+    return overlapping_records(read_records(path), evaluation_records(spec, data_dir))
 
 
 def leave_out_listing(data_dir: Path) -> dict[str, object]:

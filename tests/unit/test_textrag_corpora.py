@@ -24,6 +24,8 @@ from textrag.corpora import (
     WIKIPEDIA,
     corpus_for_domain,
     corpus_named,
+    corpus_overlaps,
+    leave_out_listing,
     overlapping_records,
     read_records,
 )
@@ -148,6 +150,34 @@ def test_overlaps_are_found_by_qid_question_and_answer() -> None:
 def test_records_without_text_never_match_each_other() -> None:
     assert overlapping_records([(1, {"qid": "a", "question": "", "answer": ""})],
                                [{"qid": "b", "question": "", "answer": ""}]) == []
+
+
+def test_the_shared_file_is_left_out_by_the_committed_list_without_the_evaluation_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kgrag corpus load` reads the shared MedQuAD file's overlaps from the list a graph
+    build reads (`kgrag/leave_out.json`), so it opens no evaluation file; a file of the
+    user's own is checked against the evaluation files, and a changed shared file stops."""
+    med = tmp_path / "medical"
+    med.mkdir()
+    with gzip.open(med / "medquad_corpus.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in CORPUS)
+    (med / "medquad_dev300.jsonl").write_text("".join(json.dumps(q) + "\n" for q in DEV))
+    expected = overlapping_records(enumerate(CORPUS, 1), DEV)
+    listing = tmp_path / "leave_out.json"
+    listing.write_text(json.dumps(leave_out_listing(tmp_path)), encoding="utf-8")
+    monkeypatch.setattr("kgrag.leave_out.LIST", listing)
+    own = tmp_path / "mine.jsonl.gz"
+    own.write_bytes((med / "medquad_corpus.jsonl.gz").read_bytes())
+    assert corpus_overlaps(MEDICAL, own, tmp_path) == expected  # read from the dev file
+    (med / "medquad_dev300.jsonl").unlink()
+    assert corpus_overlaps(MEDICAL, med / "medquad_corpus.jsonl.gz", tmp_path) == expected
+    assert corpus_overlaps(WIKIPEDIA, own, tmp_path) == []  # nothing to protect
+    with pytest.raises(KgragError, match="medquad_dev300.jsonl is missing"):
+        corpus_overlaps(MEDICAL, own, tmp_path)
+    with gzip.open(med / "medquad_corpus.jsonl.gz", "at", encoding="utf-8") as f:
+        f.write(json.dumps(CORPUS[0]) + "\n")  # another file than the list's
+    with pytest.raises(KgragError, match="not the file the leave-out list was made for"):
+        corpus_overlaps(MEDICAL, med / "medquad_corpus.jsonl.gz", tmp_path)
 
 
 # ---------------------------------------------------------------------- loading
