@@ -11,7 +11,9 @@
 Why exports first and builds only with `--full` (measured in docs/benchmarks.md,
 "make demo"): importing an export is far faster than a fast build of the same graph, but
 the full medical and wikipedia exports are ~70 MB each even with int8 vectors, too large
-to keep re-committing; their fast builds take ~1.5 h on 2 shared cores.
+to keep re-committing; their fast builds take ~1.5 h on 2 shared cores. (The medical graph
+the MedQuAD run reads is committed once, frozen, in `data/graphs/full/`, which the demo does
+not load: see data/graphs/README.md.)
 """
 
 from __future__ import annotations

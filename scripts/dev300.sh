@@ -50,7 +50,9 @@
 #                                       exports lack (commonsense's CommonsenseQA part,
 #                                       medical, wikipedia) with vectors and entity
 #                                       resolution, and the Wikipedia and MedQuAD passage
-#                                       corpora. DOMAINS narrows it (e.g. DOMAINS=wikipedia).
+#                                       corpora. A domain with a frozen full export
+#                                       (data/graphs/full/<domain>.jsonl.gz: medical) is
+#                                       imported from it instead of built. DOMAINS narrows it (e.g. DOMAINS=wikipedia).
 #                                       Resumable and idempotent: entities are resolved
 #                                       once per graph state (a marker file keeps the
 #                                       fingerprint resolution left; a second pass over a
@@ -87,6 +89,16 @@ if [ "$SIDE" = prepare ]; then
   IFS=, read -r -a domains <<< "${DOMAINS:-legal,commonsense,medical,wikipedia}"
   for d in "${domains[@]}"; do
     echo "== $(date +%T) $d"
+    # a frozen full graph (the one a long run reads, with its vectors): imported as it is,
+    # so every machine reads the same graph (a fresh build can differ: data/graphs/README.md)
+    if [ -f "data/graphs/full/$d.jsonl.gz" ]; then
+      $K graph import "data/graphs/full/$d.jsonl.gz" --domain "$d"
+      case "$d" in
+        wikipedia) $K corpus load ;;
+        medical) $K corpus load --domain medical ;;
+      esac
+      continue
+    fi
     $K graph import "data/graphs/$d.jsonl.gz" --domain "$d"
     [ "$d" = legal ] && continue  # its export is the whole fast build
     $K build --domain "$d" --extractor fast --no-resolve --defer-embeddings

@@ -63,3 +63,17 @@ def test_the_committed_legal_export_is_a_full_fast_build() -> None:
 
     meta, _ = read_export(ROOT / "data" / "graphs" / "legal.jsonl.gz")
     assert demo.is_full_build(meta)
+
+
+def test_the_frozen_medical_graph_is_a_full_build_in_two_parts_and_not_a_demo_export() -> None:
+    """data/graphs/full/medical.jsonl.gz: the graph the MedQuAD run's KG rows read
+    (data/graphs/README.md); `scripts/dev300.sh prepare` imports it, `make demo` does not."""
+    from kg_builder.graph_io import read_export
+
+    full = ROOT / "data" / "graphs" / "full" / "medical.jsonl.gz"
+    meta, _ = read_export(full)
+    assert meta["domain"] == "medical" and demo.is_full_build(meta)
+    assert meta["counts"] == {"entities": 108983, "facts": 252985, "chunks": 28599,
+                              "cooccurs": 610629}
+    assert full.with_name(full.name + ".part2").is_file()
+    assert full not in demo.GRAPH_EXPORTS.glob("*.jsonl.gz")
