@@ -52,7 +52,8 @@
 #                                       resolution, and the Wikipedia and MedQuAD passage
 #                                       corpora. A domain with a frozen full export
 #                                       (data/graphs/full/<domain>.jsonl.gz: medical) is
-#                                       imported from it instead of built. DOMAINS narrows it (e.g. DOMAINS=wikipedia).
+#                                       imported from it instead of built. DOMAINS
+#                                       narrows it (e.g. DOMAINS=wikipedia).
 #                                       Resumable and idempotent: entities are resolved
 #                                       once per graph state (a marker file keeps the
 #                                       fingerprint resolution left; a second pass over a
@@ -93,20 +94,18 @@ if [ "$SIDE" = prepare ]; then
     # so every machine reads the same graph (a fresh build can differ: data/graphs/README.md)
     if [ -f "data/graphs/full/$d.jsonl.gz" ]; then
       $K graph import "data/graphs/full/$d.jsonl.gz" --domain "$d"
-      case "$d" in
-        wikipedia) $K corpus load ;;
-        medical) $K corpus load --domain medical ;;
-      esac
-      continue
+    else
+      $K graph import "data/graphs/$d.jsonl.gz" --domain "$d"
     fi
-    $K graph import "data/graphs/$d.jsonl.gz" --domain "$d"
-    [ "$d" = legal ] && continue  # its export is the whole fast build
-    $K build --domain "$d" --extractor fast --no-resolve --defer-embeddings
-    $K graph embed --domain "$d"
-    # once per graph state: a marker keeps the fingerprint resolution left, so a run
-    # stopped before resolving resolves next time, and a finished one is not resolved again
-    # (a second pass can merge a few more entities and change the fingerprint)
-    $K graph resolve --domain "$d" --once
+    # legal's export is the whole fast build, and a frozen export the whole graph
+    if [ "$d" != legal ] && [ ! -f "data/graphs/full/$d.jsonl.gz" ]; then
+      $K build --domain "$d" --extractor fast --no-resolve --defer-embeddings
+      $K graph embed --domain "$d"
+      # once per graph state: a marker keeps the fingerprint resolution left, so a run
+      # stopped before resolving resolves next time, and a finished one is not resolved
+      # again (a second pass can merge a few more entities and change the fingerprint)
+      $K graph resolve --domain "$d" --once
+    fi
     case "$d" in
       wikipedia) $K corpus load ;;
       medical) $K corpus load --domain medical ;;
@@ -134,7 +133,7 @@ if [ "$SIDE" = medquad-judge ]; then
   while :; do
     # the fewest answers of a row, the answers not judged yet, and those of them the judge
     # may read now (their question answered by every row)
-    read -r least left ready < <($K progress "$RUN" --brief 2>/dev/null || echo "0 1 1")
+    read -r least left ready < <($K progress "$RUN" --brief || echo "0 1 1")
     echo "== $(date +%T) every row has ${least:-0}+ answers; ${left:-1} not judged yet," \
       "${ready:-1} of them answered by every row"
     # scoring reloads BERTScore and ROUGE-L over the whole run: only when the judge has work,

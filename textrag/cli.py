@@ -83,11 +83,11 @@ def corpus_load(
 def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
     """The ids of `spec`'s records that repeat one of its evaluation questions (printed
     by reason); empty for a corpus without evaluation sets to protect."""
+    if not spec.exclude_overlap_with:
+        return frozenset()
     from textrag.corpora import corpus_overlaps
 
     found = corpus_overlaps(spec, path, data_dir)
-    if not spec.exclude_overlap_with:
-        return frozenset()
     reasons = Counter(o.reason for o in found)
     console.print(f"left out of the {spec.name} corpus: {len(found)} records that repeat a "
                   f"{'/'.join(spec.exclude_overlap_with)} evaluation question (by qid "
