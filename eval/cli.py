@@ -107,19 +107,23 @@ def score(
     geval_complete: Annotated[bool, typer.Option(
         help="G-Eval only the questions every method has answered (a question's answers "
              "share the judge's KV cache; the rest waits for a later pass).")] = False,
+    geval_stored: Annotated[bool, typer.Option(
+        help="G-Eval without judging: only the questions whose answers geval.jsonl already "
+             "holds for every dimension (a checkpoint while a judge lane is behind).")] = False,
 ) -> None:
     """Score a run's predictions into metrics.json (a separate pass)."""
     from eval.report import markdown
     from eval.scoring import score_run
 
     g = None
-    if geval or judge:
+    if geval or judge or geval_stored:
         from eval.geval import load_judge
         from kgrag.config import load_settings
 
         g = load_judge(load_settings(), judge)
     console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
-                                   same=same, judge_complete=geval_complete)))
+                                   same=same, judge_complete=geval_complete,
+                                   judge_stored=geval_stored)))
 
 
 def progress(

@@ -311,10 +311,21 @@ def judge_method(judge: GEvalJudge, cache: GevalCache, method: str, lines: Seque
     return judge_run(judge, cache, {method: lines}, progress=progress)[method]
 
 
+def _head(judge: GEvalJudge, method: str, qid: str, item: GevalItem, dim: str) -> GevalRecord:
+    """The record of judging `item` on `dim`, before its score."""
+    return GevalRecord(method=method, question_id=qid, dimension=dim, judge=judge.name,
+                       template=judge.template_digest(dim), item=item.digest, score=None)
+
+
+def stored_key(judge: GEvalJudge, method: str, qid: str, item: GevalItem, dim: str
+               ) -> tuple[str, ...]:
+    """The `GevalCache` key under which this judge's score of `item` on `dim` is kept."""
+    return _head(judge, method, qid, item, dim).key()
+
+
 def _judged(judge: GEvalJudge, cache: GevalCache, method: str, qid: str, item: GevalItem,
             dim: str) -> GevalRecord:
-    head = GevalRecord(method=method, question_id=qid, dimension=dim, judge=judge.name,
-                       template=judge.template_digest(dim), item=item.digest, score=None)
+    head = _head(judge, method, qid, item, dim)
     cached = cache.get(head.key())
     if cached is not None:
         return cached

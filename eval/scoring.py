@@ -479,7 +479,7 @@ def same_questions(order: list[str], by_method: Mapping[str, list[RunLine]], k: 
 
 def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = None,
               progress: bool = False, same: int | None = None,
-              judge_complete: bool = False) -> RunMetrics:
+              judge_complete: bool = False, judge_stored: bool = False) -> RunMetrics:
     """Score every method of a run directory and write metrics.json beside it.
 
     With a `judge`, open-ended answers and explanations also get G-Eval (judged pairs are
@@ -487,9 +487,11 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     judges only the questions every method of the run has answered: a question's answers
     are then judged one after another, sharing its prompt in the judge's KV cache, even
     while rows grow at different speeds (the others wait for a later pass; G-Eval then
-    covers the same questions for every row). With `same`, also
-    every method on the run's first `same` questions (`SameQuestions`; without BERTScore
-    and G-Eval)."""
+    covers the same questions for every row). `judge_stored` calls no judge: G-Eval covers
+    the questions whose every answer `geval.jsonl` already holds, for each dimension, by
+    this judge (a checkpoint while a judge lane is still behind; its partly judged
+    questions wait). With `same`, also every method on the run's first `same` questions
+    (`SameQuestions`; without BERTScore and G-Eval)."""
     config, lines = read_run(run)
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for line in lines:
@@ -499,9 +501,11 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     methods, scores, qids = {}, {}, {}
     judged: list[GevalRecord] = []
     judged_groups = groups
-    if judge_complete:
+    if judge_complete or judge_stored:
         complete = set.intersection(*({ln.question.id for ln in g} for g in groups.values())) \
             if groups else set()
+        if judge_stored and judge is not None:
+            complete -= _not_stored(judge, run, groups)
         judged_groups = {m: [ln for ln in g if ln.question.id in complete]
                          for m, g in groups.items()}
     geval = _geval(judge, run, judged_groups, progress) if judge is not None else {}
@@ -534,6 +538,25 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     metrics.notes += run_notes(config)
     (run / "metrics.json").write_text(metrics.model_dump_json(indent=2))
     return metrics
+
+
+def _not_stored(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]]) -> set[str]:
+    """The questions with an answer `geval.jsonl` lacks a record of (this judge, template
+    and answer text) for some dimension. Empty and failed answers need no record: their
+    score is the policy's, without a judge call."""
+    from eval.geval import GevalCache, geval_item, stored_key
+
+    cache = GevalCache(run / "geval.jsonl")
+    missing = set()
+    for method, lines in groups.items():
+        for ln in lines:
+            item = geval_item(ln.question, ln.prediction.answer, ln.prediction.error)
+            if item is None or not item.answer:
+                continue
+            if any(cache.get(stored_key(judge, method, ln.question.id, item, d)) is None
+                   for d in judge.dimensions):
+                missing.add(ln.question.id)
+    return missing
 
 
 def _geval(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]], progress: bool

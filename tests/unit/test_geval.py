@@ -188,6 +188,36 @@ def test_judge_complete_waits_for_every_row_of_a_question(tmp_path: Path) -> Non
     assert grown.methods["llm"].geval is not None and grown.methods["llm"].geval.answers == 2
 
 
+def test_judge_stored_reads_only_questions_judged_whole_and_asks_no_judge(
+        tmp_path: Path) -> None:
+    """A checkpoint while the judge lane is behind (`kgrag score --geval-stored`): G-Eval
+    covers the questions every row has answered and whose answers are all judged in every
+    dimension; a question judged in part waits, and the judge is never asked."""
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", "Condition 1 is rare.", "Q2."],
+                     "cot": ["It is a disease.", "Rare.", "Q2 too."]})
+    # Judge q0 whole, then cut geval.jsonl so q1 keeps only some of its records.
+    full = ScriptedModel([reply({"4": 1.0})] * 16, capabilities=LOGPROBS, name="judge-x")
+    _write_run(tmp_path / "q01", {"llm": ["Condition 0 is a disease.", "Condition 1 is rare."],
+                                  "cot": ["It is a disease.", "Rare."]})
+    score_run(tmp_path / "q01", judge=GEvalJudge(full))
+    records = (tmp_path / "q01" / "geval.jsonl").read_text().splitlines()
+    kept = [r for r in records if not (json.loads(r)["question_id"] == "q1"
+                                       and json.loads(r)["dimension"] == "relevance")]
+    (run / "geval.jsonl").write_text("\n".join(kept) + "\n")
+    silent = ScriptedModel([], capabilities=LOGPROBS, name="judge-x")
+    metrics = score_run(run, judge=GEvalJudge(silent), judge_stored=True)
+    llm, cot = metrics.methods["llm"].geval, metrics.methods["cot"].geval
+    assert llm is not None and cot is not None and (llm.answers, cot.answers) == (1, 1)
+    assert llm.scores["relevance"].mean == pytest.approx(4.0)
+    assert metrics.methods["llm"].n == 3
+    assert (run / "geval.jsonl").read_text().splitlines() == kept  # nothing judged
+    # Another judge's records are another measurement: none of them counts as stored.
+    other = score_run(run, judge=GEvalJudge(ScriptedModel([], capabilities=LOGPROBS,
+                                                          name="judge-y")), judge_stored=True)
+    assert other.methods["llm"].geval is None
+
+
 def test_unparsed_replies_are_counted_and_left_out_of_the_mean(tmp_path: Path) -> None:
     run = tmp_path / "run"
     _write_run(run, {"llm": ["A disease.", "Another disease."]})
