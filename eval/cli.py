@@ -1,5 +1,6 @@
 """eval's commands. `kgrag eval`, `kgrag score`, `kgrag report`: answer a dataset into a
 run directory, score it, report on runs. `kgrag progress`: how far a run has got.
+`kgrag breakdown`: a run's score split by a question field (MedQuAD's question type).
 `kgrag bench scoring`: seconds to score.
 `kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
 `kgrag evidence`: what the KG methods retrieve for each question, without answering.
@@ -24,11 +25,12 @@ from kgrag.platform import Platform
 
 
 def register(app: typer.Typer) -> None:
-    """Add `eval`, `score`, `progress`, `report`, `bench scoring`, `sweep`, `evidence` and `reader
-    prior` to the root `kgrag` app."""
+    """Add `eval`, `score`, `progress`, `breakdown`, `report`, `bench scoring`, `sweep`,
+    `evidence` and `reader prior` to the root `kgrag` app."""
     app.command("eval")(eval_)
     app.command()(score)
     app.command()(progress)
+    app.command()(breakdown)
     app.command()(report)
     group(app, "bench").command("scoring")(bench_scoring)
     group(app, "bench").command("geval")(bench_geval)
@@ -152,6 +154,34 @@ def progress(
         console.print(f"{p.unjudged} answers not judged yet, {p.ready} of them to questions "
                       f"every method answered (`kgrag score {run} --geval --geval-complete` "
                       f"judges those)")
+
+
+def breakdown(
+    run: Annotated[Path, typer.Argument(help="Run directory.")],
+    by: Annotated[str, typer.Option(help="Question field: qtype or source (MedQuAD), type "
+                                         "or level (HotpotQA), type (2Wiki).")] = "qtype",
+    same: Annotated[int | None, typer.Option(help="On the run's first K questions (default: "
+                                                  "those every method answered).")] = None,
+    methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: "
+                                                     "every method of the run).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Each method's score per value of a question field, on the same questions (ROUGE-L
+    for open-ended answers, F1 for short answers, accuracy for multiple choice)."""
+    import dataclasses
+    import json
+
+    from eval.breakdown import breakdown as split
+    from eval.breakdown import markdown_table
+
+    b = split(run, by, same, [m.strip() for m in methods.split(",") if m.strip()]
+              if methods else None)
+    if as_json:
+        d = dataclasses.asdict(b)
+        d["cells"] = {f"{m}|{v}": dataclasses.asdict(c) for (m, v), c in b.cells.items()}
+        typer.echo(json.dumps(d, indent=2))
+        return
+    typer.echo(markdown_table(b))
 
 
 def report(
