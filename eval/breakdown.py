@@ -125,10 +125,10 @@ def markdown_table(b: Breakdown) -> str:
             "|" + "---|" * (len(b.methods) + 2)]
     rows = []
     for v in b.values:
-        cells = [b.cells[(m, v)].mean for m in b.methods]
-        best = max(cells)
+        cells = [f"{100 * b.cells[(m, v)].mean:.1f}" for m in b.methods]
+        best = max(cells, key=float)  # ties as printed are all bold
         rows.append("| " + " | ".join([v, str(b.counts[v]), *(
-            f"**{100 * c:.1f}**" if c == best else f"{100 * c:.1f}" for c in cells)]) + " |")
+            f"**{c}**" if c == best else c for c in cells)]) + " |")
     rows.append("| " + " | ".join(["all", str(b.questions), *(
         f"{100 * c.mean:.1f} [{100 * c.low:.1f}, {100 * c.high:.1f}]"
         for c in b.overall.values())]) + " |")
