@@ -22,7 +22,7 @@ from pathlib import Path
 
 from eval.runner import RunLine, read_run
 from eval.scoring import per_question_scores, question_order
-from eval.stats import bootstrap_ci
+from eval.stats import bootstrap_ci, paired_bootstrap
 from kgrag.errors import KgragError
 
 # the score each question kind's table leads with, in `per_question_scores`' names
@@ -49,6 +49,9 @@ class Breakdown:
     counts: dict[str, int] = field(default_factory=dict)  # questions per value
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (method, value)
     overall: dict[str, Cell] = field(default_factory=dict)  # per method, every value
+    pair: tuple[str, str] | None = None  # two methods compared question by question
+    # per value (and "all"): mean of pair[0] − pair[1] and its paired-bootstrap p
+    pair_tests: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def _cell(values: list[float]) -> Cell:
@@ -64,9 +67,11 @@ def _field_value(line: RunLine, by: str) -> str | None:
 
 
 def breakdown(run: Path, by: str, same: int | None = None,
-              methods: Sequence[str] | None = None) -> Breakdown:
+              methods: Sequence[str] | None = None,
+              pair: tuple[str, str] | None = None) -> Breakdown:
     """Each method's leading score per value of the question field `by` (in `meta`), for
-    `methods` (default: every method of the run)."""
+    `methods` (default: every method of the run); with `pair` (a, b), also a − b per value
+    with its paired-bootstrap p over that value's questions."""
     config, lines = read_run(run)
     by_method: dict[str, list[RunLine]] = defaultdict(list)
     for ln in lines:
@@ -74,11 +79,15 @@ def breakdown(run: Path, by: str, same: int | None = None,
     known = [m for m in config.methods if m in by_method] or sorted(by_method)
     if not known:
         raise KgragError(f"{run} holds no predictions yet")
-    unknown = [m for m in methods or () if m not in by_method]
+    unknown = [m for m in [*(methods or ()), *(pair or ())] if m not in by_method]
     if unknown:
         raise KgragError(f"{run} has no answers of {', '.join(unknown)}",
                          hint=f"its methods: {', '.join(known)}")
     methods = list(methods) if methods else known
+    if pair is not None:
+        if pair[0] == pair[1]:
+            raise KgragError(f"--pair takes two different methods, not {','.join(pair)}")
+        methods += [m for m in pair if m not in methods]
     answered = {m: {ln.question.id: ln for ln in by_method[m]} for m in methods}
     if same is not None:
         ids = question_order({m: by_method[m] for m in methods})[:same]
@@ -106,32 +115,47 @@ def breakdown(run: Path, by: str, same: int | None = None,
     values = sorted(groups, key=lambda v: (-len(groups[v]), v))
     out = Breakdown(run=str(run), by=by, metric=metric, questions=len(ids),
                     same=same is not None, methods=methods, values=values,
-                    counts={v: len(groups[v]) for v in values})
+                    counts={v: len(groups[v]) for v in values}, pair=pair)
+    scores = {m: {q: float(per_question_scores(answered[m][q])[key]) for q in ids}
+              for m in methods}
     for m in methods:
-        scores = {q: float(per_question_scores(answered[m][q])[key]) for q in ids}
-        out.overall[m] = _cell(list(scores.values()))
+        out.overall[m] = _cell(list(scores[m].values()))
         for v in values:
-            out.cells[(m, v)] = _cell([scores[q] for q in groups[v]])
+            out.cells[(m, v)] = _cell([scores[m][q] for q in groups[v]])
+    if pair is not None:
+        for v, qs in [*((v, groups[v]) for v in values), ("all", ids)]:
+            t = paired_bootstrap([scores[pair[0]][q] for q in qs],
+                                 [scores[pair[1]][q] for q in qs])
+            out.pair_tests[v] = (t.diff, t.p_value)
     return out
 
 
 def markdown_table(b: Breakdown) -> str:
     """The breakdown as a Markdown table: a row per value (most questions first), the best
-    cell of a row in bold, and every method's whole mean with its 95% CI last."""
+    cell of a row in bold, every method's whole mean with its 95% CI last, and with a
+    pair a last column of their difference (paired-bootstrap p)."""
     where = f"the first {b.questions} questions" if b.same else \
         f"the {b.questions} questions every method answered"
+    extra = [f"`{b.pair[0]}` − `{b.pair[1]}` (p)"] if b.pair else []
     head = [f"{b.metric} % by `{b.by}` on {where} of `{b.run}`", "",
-            "| " + " | ".join([b.by, "n", *(f"`{m}`" for m in b.methods)]) + " |",
-            "|" + "---|" * (len(b.methods) + 2)]
+            "| " + " | ".join([b.by, "n", *(f"`{m}`" for m in b.methods), *extra]) + " |",
+            "|" + "---|" * (len(b.methods) + 2 + len(extra))]
+
+    def test(v: str) -> list[str]:
+        if not b.pair:
+            return []
+        diff, p = b.pair_tests[v]
+        return [f"{100 * diff:+.1f} ({p:.3f})"]
+
     rows = []
     for v in b.values:
         cells = [f"{100 * b.cells[(m, v)].mean:.1f}" for m in b.methods]
         best = max(cells, key=float)  # ties as printed are all bold
         rows.append("| " + " | ".join([v, str(b.counts[v]), *(
-            f"**{c}**" if c == best else c for c in cells)]) + " |")
+            f"**{c}**" if c == best else c for c in cells), *test(v)]) + " |")
     rows.append("| " + " | ".join(["all", str(b.questions), *(
         f"{100 * c.mean:.1f} [{100 * c.low:.1f}, {100 * c.high:.1f}]"
-        for c in b.overall.values())]) + " |")
+        for c in b.overall.values()), *test("all")]) + " |")
     foot = ["", "A value's cells hold few questions: read a difference there as a lead to "
                 "check, not a finding (`--json` has every cell's 95% CI)."]
     return "\n".join(head + rows + foot)

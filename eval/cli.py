@@ -21,6 +21,7 @@ from typing import Annotated
 import typer
 
 from kgrag.commands import cli_group, console, group, platform_for
+from kgrag.errors import KgragError
 from kgrag.platform import Platform
 
 
@@ -164,6 +165,8 @@ def breakdown(
                                                   "those every method answered).")] = None,
     methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: "
                                                      "every method of the run).")] = None,
+    pair: Annotated[str | None, typer.Option(help="Two methods A,B: A − B per value with "
+                                                  "its paired-bootstrap p.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Each method's score per value of a question field, on the same questions (ROUGE-L
@@ -174,11 +177,17 @@ def breakdown(
     from eval.breakdown import breakdown as split
     from eval.breakdown import markdown_table
 
-    b = split(run, by, same, [m.strip() for m in methods.split(",") if m.strip()]
-              if methods else None)
+    def names(text: str | None) -> list[str] | None:
+        return [m.strip() for m in text.split(",") if m.strip()] if text else None
+
+    two = names(pair)
+    if two is not None and len(two) != 2:
+        raise KgragError(f"--pair takes two methods A,B, not {pair!r}")
+    b = split(run, by, same, names(methods), (two[0], two[1]) if two else None)
     if as_json:
         d = dataclasses.asdict(b)
         d["cells"] = {f"{m}|{v}": dataclasses.asdict(c) for (m, v), c in b.cells.items()}
+        d["pair_tests"] = {v: {"diff": t[0], "p": t[1]} for v, t in b.pair_tests.items()}
         typer.echo(json.dumps(d, indent=2))
         return
     typer.echo(markdown_table(b))

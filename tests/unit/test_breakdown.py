@@ -89,3 +89,25 @@ def test_command_prints_markdown_or_json(run: Path) -> None:
     out = CliRunner().invoke(app, ["breakdown", str(run), "--same", "2", "--json"])
     d = json.loads(out.output)
     assert d["cells"]["a|treatment"]["mean"] == pytest.approx(0.5) and d["same"] is True
+
+
+def test_pair_is_a_paired_difference_per_value(run: Path) -> None:
+    b = breakdown(run, "qtype", methods=["b"], pair=("a", "b"))
+    assert b.methods == ["b", "a"]  # the pair's methods join the table
+    assert b.pair_tests["treatment"][0] == pytest.approx(0.5)  # q0: 1 − 0, q1: 0 − 0
+    assert b.pair_tests["causes"] == (pytest.approx(0.0), 1.0)  # q2 level
+    assert b.pair_tests["all"][0] == pytest.approx(1 / 3)
+    assert "| treatment | 2 | 0.0 | **50.0** | +50.0 (" in markdown_table(b)
+    with pytest.raises(KgragError, match="two different methods"):
+        breakdown(run, "qtype", pair=("a", "a"))
+
+
+def test_pair_option_wants_two_methods(run: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kgrag.cli import app
+
+    bad = CliRunner().invoke(app, ["breakdown", str(run), "--pair", "a,b,c"])
+    assert isinstance(bad.exception, KgragError) and "two methods" in str(bad.exception)
+    ok = CliRunner().invoke(app, ["breakdown", str(run), "--pair", "a,b", "--json"])
+    assert json.loads(ok.output)["pair_tests"]["causes"]["p"] == 1.0
