@@ -145,7 +145,7 @@ def markdown_table(b: Breakdown) -> str:
         if not b.pair:
             return []
         diff, p = b.pair_tests[v]
-        return [f"{100 * diff:+.1f} ({p:.3f})"]
+        return [f"{100 * diff:+.1f} ({'< 0.001' if p < 0.001 else f'{p:.3f}'})"]
 
     rows = []
     for v in b.values:
