@@ -25,6 +25,8 @@ from eval.scoring import per_question_scores, question_order
 from eval.stats import bootstrap_ci, paired_bootstrap
 from kgrag.errors import KgragError
 
+# the question fields that hold a type: MedQuAD's, then HotpotQA's and 2Wiki's
+TYPE_FIELDS = ("qtype", "type")
 # the score each question kind's table leads with, in `per_question_scores`' names
 LEADING = (("rouge_l", "ROUGE-L"), ("f1", "F1"), ("correct", "accuracy"))
 

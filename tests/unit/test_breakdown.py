@@ -111,3 +111,20 @@ def test_pair_option_wants_two_methods(run: Path) -> None:
     assert isinstance(bad.exception, KgragError) and "two methods" in str(bad.exception)
     ok = CliRunner().invoke(app, ["breakdown", str(run), "--pair", "a,b", "--json"])
     assert json.loads(ok.output)["pair_tests"]["causes"]["p"] == 1.0
+
+
+def test_report_has_a_type_section_when_the_questions_have_types(run: Path,
+                                                                  tmp_path: Path) -> None:
+    from eval.report import write_report
+    from eval.scoring import score_run
+
+    score_run(run, same=3)  # the report follows the run's same-K scoring
+    md = write_report([run], tmp_path / "report").read_text()
+    section = md.split("### By question type")[1]
+    assert "ROUGE-L % by `qtype` on the first 3 questions" in section
+    assert "| treatment | 2 | **50.0** | 0.0 |" in section
+    # a run without types has no such section
+    plain = _run(tmp_path / "plain", {"a": {"q0": GOLD}})
+    lines = (plain / "predictions.jsonl").read_text().replace('"qtype"', '"focus"')
+    (plain / "predictions.jsonl").write_text(lines)
+    assert "### By question type" not in write_report([plain], tmp_path / "r2").read_text()
