@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eval.runner import RunLine, read_run
-from eval.scoring import per_question_scores, question_order
+from eval.scoring import SameQuestions, per_question_scores, question_order
 from eval.stats import bootstrap_ci, paired_bootstrap
 from kgrag.errors import KgragError
 
@@ -130,6 +130,21 @@ def breakdown(run: Path, by: str, same: int | None = None,
                                  [scores[pair[1]][q] for q in qs])
             out.pair_tests[v] = (t.diff, t.p_value)
     return out
+
+
+def type_breakdown(run: Path, same: SameQuestions | None = None) -> Breakdown | None:
+    """The breakdown by the questions' type (MedQuAD's `qtype`, HotpotQA's and 2Wiki's
+    `type`), on a run's same-K questions and methods when it was scored with `--same`,
+    else on those every method answered; None when its questions have no type with two
+    values or more (what `kgrag report` and the app's Compare page show)."""
+    for by in TYPE_FIELDS:
+        try:
+            b = breakdown(run, by, *((same.k, list(same.methods)) if same else (None, None)))
+        except KgragError:
+            continue  # no such field (or no question every method answered)
+        if len(b.values) > 1:
+            return b
+    return None
 
 
 def markdown_table(b: Breakdown) -> str:

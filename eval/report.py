@@ -39,7 +39,6 @@ from eval.scoring import (
 )
 from eval.sweep import SweepPoint, points_table, read_manifest, score_sweep
 from kg_builder.domains import PAPER_PROTOCOL_DOMAIN, PAPER_PROTOCOL_TITLE
-from kgrag.errors import KgragError
 
 __all__ = ["ABLATIONS", "GROUPS", "markdown", "plot_accuracy", "plot_cost", "write_report"]
 
@@ -386,20 +385,11 @@ def _run_section(i: int, run: Path, out: Path, bertscore: bool) -> list[str]:
 
 
 def _type_section(run: Path, metrics: RunMetrics) -> list[str]:
-    """The leading score by question type (`kgrag breakdown`) when the questions have one
-    (MedQuAD's `qtype`, HotpotQA's and 2Wiki's `type`), on the run's same-K questions and
-    methods if it was scored with `--same`, else on those every method answered."""
-    from eval.breakdown import TYPE_FIELDS, breakdown, markdown_table
+    """The leading score by question type (`kgrag breakdown`), when the questions have one."""
+    from eval.breakdown import markdown_table, type_breakdown
 
-    same = (metrics.same.k, list(metrics.same.methods)) if metrics.same else (None, None)
-    for by in TYPE_FIELDS:
-        try:
-            b = breakdown(run, by, *same)
-        except KgragError:
-            continue  # no such field (or no question every method answered)
-        if len(b.values) > 1:
-            return ["", "### By question type", "", markdown_table(b), ""]
-    return []
+    b = type_breakdown(run, metrics.same)
+    return ["", "### By question type", "", markdown_table(b), ""] if b else []
 
 
 def _sweep_sections(sweeps: list[Path], out: Path) -> list[str]:

@@ -1,5 +1,6 @@
 """Compare: every method of one run side by side. Its rows (setting, headline score with
-CI, EM, seconds per question), the score against seconds per question, and per question
+CI, EM, seconds per question), the score against seconds per question, the score by
+question type where the questions have one (`kgrag breakdown`), and per question
 each method's answer beside the evidence it read (paths for graph methods, passages for
 text methods). The numbers are `kgrag score`'s (`eval.compare`, `eval.scoring`).
 `/compare?run=hotpotqa-dev&methods=llm,rag,metakgrag` opens a run with those methods."""
@@ -13,6 +14,7 @@ import streamlit as st
 
 from app import icons, results, state
 from app.render import escape_md
+from eval.breakdown import markdown_table, type_breakdown
 from eval.compare import CompareRow, compare_rows, evidence_items, plot_score_seconds
 from eval.report import ABLATIONS, load_metrics
 from eval.runner import RunLine, read_run
@@ -45,6 +47,12 @@ def scatter(run: str, mtime: float, ablations: bool) -> bytes | None:
         path = plot_score_seconds(metrics, Path(tmp) / "compare.png",
                                   exclude=() if ablations else tuple(ABLATION_NAMES))
         return path.read_bytes() if path else None
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def by_type(run: str, mtime: float) -> str | None:
+    b = type_breakdown(Path(run), scored(run, mtime).same)
+    return markdown_table(b) if b else None
 
 
 def default_root() -> Path:
@@ -92,6 +100,10 @@ def overview(run: results.RunInfo) -> list[CompareRow]:
     if image:
         st.image(image, caption="Headline score against mean seconds per question (log "
                  "scale); bars: 95% bootstrap CI; (n) questions answered.")
+    types = by_type(str(run.path), run.updated)
+    if types:
+        with st.expander("By question type"):
+            st.markdown(types)
     return rows
 
 

@@ -340,6 +340,9 @@ def test_compare_renders_the_committed_hotpotqa_run(tmp_path: Path, use) -> None
     assert settings["rag-gold"] == "gold" and settings["metakgrag"] == "kg"
     assert table["F1 %"].notna().all() and (table["s/question"] > 0).all()
     assert len(at.get("image")) == 1  # the scatter
+    # by question type, on the run's same 300 questions (the report's section too)
+    types = [m for m in texts(at, "markdown") if m.startswith("F1 % by `type`")]
+    assert len(types) == 1 and "| bridge | 255 |" in types[0] and "| comparison | 45 |" in types[0]
     at.multiselect(key="cmp_methods").set_value(["llm", "rag", "metakgrag"]).run()
     assert not at.exception, at.exception
     shown = texts(at, "markdown")
