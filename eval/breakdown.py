@@ -8,9 +8,9 @@ the cells of one row compare methods on the same questions. The score is the one
 run's table leads with: ROUGE-L for open-ended answers, token F1 for short answers,
 accuracy for multiple choice. Reads only the run files (no model, no Neo4j).
 
-Cells are small (MedQuAD's 16 question types over 300 questions), so each carries its n
-and its 95% bootstrap interval: read a difference between cells as a lead to check, not
-as a finding.
+Cells are small (MedQuAD's dev300 spreads over 13 question types, 2 to 86 questions
+each), so each carries its n and its 95% bootstrap interval: read a difference between
+cells as a lead to check, not as a finding.
 """
 
 from __future__ import annotations
