@@ -29,6 +29,9 @@ from kgrag.errors import KgragError
 TYPE_FIELDS = ("qtype", "type")
 # the score each question kind's table leads with, in `per_question_scores`' names
 LEADING = (("rouge_l", "ROUGE-L"), ("f1", "F1"), ("correct", "accuracy"))
+# fewer questions than this and a paired bootstrap's p means nothing (two questions whose
+# differences share a sign give p < 0.001): the difference is printed without one
+MIN_PAIRED = 10
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ class Breakdown:
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (method, value)
     overall: dict[str, Cell] = field(default_factory=dict)  # per method, every value
     pair: tuple[str, str] | None = None  # two methods compared question by question
-    # per value (and "all"): mean of pair[0] − pair[1] and its paired-bootstrap p
-    pair_tests: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # per value (and "all"): mean of pair[0] − pair[1] and its paired-bootstrap p (None
+    # under MIN_PAIRED questions)
+    pair_tests: dict[str, tuple[float, float | None]] = field(default_factory=dict)
 
 
 def _cell(values: list[float]) -> Cell:
@@ -128,7 +132,7 @@ def breakdown(run: Path, by: str, same: int | None = None,
         for v, qs in [*((v, groups[v]) for v in values), ("all", ids)]:
             t = paired_bootstrap([scores[pair[0]][q] for q in qs],
                                  [scores[pair[1]][q] for q in qs])
-            out.pair_tests[v] = (t.diff, t.p_value)
+            out.pair_tests[v] = (t.diff, t.p_value if len(qs) >= MIN_PAIRED else None)
     return out
 
 
@@ -162,6 +166,8 @@ def markdown_table(b: Breakdown) -> str:
         if not b.pair:
             return []
         diff, p = b.pair_tests[v]
+        if p is None:
+            return [f"{100 * diff:+.1f} (n < {MIN_PAIRED})"]
         return [f"{100 * diff:+.1f} ({'< 0.001' if p < 0.001 else f'{p:.3f}'})"]
 
     rows = []

@@ -43,7 +43,11 @@
 #                                       eval` per method may write into the run at once):
 #                                       `METHODS=metakgrag,kg-ppr JUDGE=apart
 #                                       scripts/dev300.sh medquad` answers two rows
-#                                       beside a lane answering the other four
+#                                       beside a lane answering the other four.
+#                                       To stop both lanes at any time: kill them, then
+#                                       `kgrag score RUN --bertscore --geval-stored
+#                                       --same K` scores G-Eval from the judged records
+#                                       alone (questions judged in part wait)
 #   scripts/dev300.sh prepare           On a fresh machine (nothing in ~/.cache/kgrag), what
 #                                       the committed runs read: every domain's committed
 #                                       export imported, the fast build of the sources the
