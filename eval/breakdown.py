@@ -69,7 +69,7 @@ def _field_value(line: RunLine, by: str) -> str | None:
     v = line.question.meta.get(by)
     if v is None or v == "":
         return None
-    return str(v)
+    return str(v).replace("|", "/")  # a value is a cell of a Markdown table
 
 
 def breakdown(run: Path, by: str, same: int | None = None,
@@ -106,6 +106,9 @@ def breakdown(run: Path, by: str, same: int | None = None,
     else:
         common = set.intersection(*(set(a) for a in answered.values()))
         ids = [q for q in question_order({m: by_method[m] for m in methods}) if q in common]
+    if not ids:
+        raise KgragError(f"no question of {run} is answered by every one of "
+                         f"{', '.join(methods)}", hint="narrow --methods to rows that overlap")
     fields = sorted({k for ln in lines for k in ln.question.meta})
     first = answered[methods[0]]
     if not any(_field_value(first[q], by) is not None for q in ids):

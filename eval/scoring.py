@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from eval.agreement import Agreement, geval_means, run_agreement
-from eval.geval import GevalCost
+from eval.geval import GevalCache, GevalCost
 from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
 from eval.parsing import ANSWER_FIRST_PROMPTS, parse_question_choice
@@ -501,14 +501,17 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     methods, scores, qids = {}, {}, {}
     judged: list[GevalRecord] = []
     judged_groups = groups
+    # `<run>/geval.jsonl`, read once: the stored-only filter and the judging share it
+    store = GevalCache(run / "geval.jsonl") if judge is not None else None
     if judge_complete or judge_stored:
         complete = set.intersection(*({ln.question.id for ln in g} for g in groups.values())) \
             if groups else set()
-        if judge_stored and judge is not None:
-            complete -= _not_stored(judge, run, groups)
+        if judge_stored and judge is not None and store is not None:
+            complete -= _not_stored(judge, store, groups)
         judged_groups = {m: [ln for ln in g if ln.question.id in complete]
                          for m, g in groups.items()}
-    geval = _geval(judge, run, judged_groups, progress) if judge is not None else {}
+    geval = _geval(judge, store, judged_groups, progress) \
+        if judge is not None and store is not None else {}
     for name, group in groups.items():
         methods[name], scores[name] = score_method(name, group)
         qids[name] = [ln.question.id for ln in group]
@@ -540,13 +543,13 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     return metrics
 
 
-def _not_stored(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]]) -> set[str]:
-    """The questions with an answer `geval.jsonl` lacks a record of (this judge, template
-    and answer text) for some dimension. Empty and failed answers need no record: their
-    score is the policy's, without a judge call."""
-    from eval.geval import GevalCache, geval_item, stored_key
+def _not_stored(judge: GEvalJudge, cache: GevalCache, groups: dict[str, list[RunLine]]
+                ) -> set[str]:
+    """The questions with an answer `cache` lacks a record of (this judge, template and
+    answer text) for some dimension. Empty and failed answers need no record: their score
+    is the policy's, without a judge call."""
+    from eval.geval import geval_item, stored_key
 
-    cache = GevalCache(run / "geval.jsonl")
     missing = set()
     for method, lines in groups.items():
         for ln in lines:
@@ -559,14 +562,14 @@ def _not_stored(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]]) 
     return missing
 
 
-def _geval(judge: GEvalJudge, run: Path, groups: dict[str, list[RunLine]], progress: bool
-           ) -> dict[str, tuple[GevalSummary | None, list[GevalRecord]]]:
+def _geval(judge: GEvalJudge, cache: GevalCache, groups: dict[str, list[RunLine]],
+           progress: bool) -> dict[str, tuple[GevalSummary | None, list[GevalRecord]]]:
     """Every method's G-Eval summary and records (`judge_run`'s order: all methods' answers
     to a question one after another, so they share its prompt in the KV cache)."""
-    from eval.geval import GevalCache, judge_run
+    from eval.geval import judge_run
 
     out: dict[str, tuple[GevalSummary | None, list[GevalRecord]]] = {}
-    results = judge_run(judge, GevalCache(run / "geval.jsonl"), groups, progress=progress)
+    results = judge_run(judge, cache, groups, progress=progress)
     for name, (result, records) in results.items():
         out[name] = (None if not result.answers else GevalSummary(
             scores={d: _interval(v) for d, v in result.values.items() if v},

@@ -129,3 +129,20 @@ def test_report_has_a_type_section_when_the_questions_have_types(run: Path,
     lines = (plain / "predictions.jsonl").read_text().replace('"qtype"', '"focus"')
     (plain / "predictions.jsonl").write_text(lines)
     assert "### By question type" not in write_report([plain], tmp_path / "r2").read_text()
+
+
+def test_pair_has_a_p_from_ten_questions_and_disjoint_rows_are_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qids = [f"t{i}" for i in range(10)]
+    for q in qids:  # a hostile value: it must not break the Markdown row
+        monkeypatch.setitem(QTYPE, q, "info|x")
+    run = _run(tmp_path / "ten", {"a": dict.fromkeys(qids, GOLD),
+                                  "b": {q: GOLD if i < 5 else WRONG
+                                        for i, q in enumerate(qids)}})
+    b = breakdown(run, "qtype", pair=("a", "b"))
+    diff, p = b.pair_tests["info/x"]
+    assert diff == pytest.approx(0.5) and p is not None and p < 0.05
+    assert "| info/x | 10 |" in markdown_table(b)
+    apart = _run(tmp_path / "apart", {"a": {"q0": GOLD}, "b": {"q1": GOLD}})
+    with pytest.raises(KgragError, match="answered by every one of a, b"):
+        breakdown(apart, "qtype")
