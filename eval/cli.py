@@ -112,7 +112,8 @@ def score(
              "share the judge's KV cache; the rest waits for a later pass).")] = False,
     geval_stored: Annotated[bool, typer.Option(
         help="G-Eval without judging: only the questions whose answers geval.jsonl already "
-             "holds for every dimension (a checkpoint while a judge lane is behind).")] = False,
+             "holds for every dimension (a checkpoint while a judge lane is behind; the judge "
+             "model is named, never loaded).")] = False,
 ) -> None:
     """Score a run's predictions into metrics.json (a separate pass)."""
     from eval.report import markdown
@@ -123,7 +124,7 @@ def score(
         from eval.geval import load_judge
         from kgrag.config import load_settings
 
-        g = load_judge(load_settings(), judge)
+        g = load_judge(load_settings(), judge, stored_only=geval_stored)
     console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
                                    same=same, judge_complete=geval_complete,
                                    judge_stored=geval_stored)))

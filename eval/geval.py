@@ -155,12 +155,21 @@ class GEvalJudge:
 
     needs = Capabilities(logprobs=True)
 
-    def __init__(self, model: ChatModel, *, dimensions: Sequence[str] = DIMENSIONS,
-                 top_logprobs: int = 20, max_tokens: int = 6) -> None:
-        try:
-            require(model, self.needs, "G-Eval")
-        except ModelError as e:
-            raise ModelError(e.message, hint=_HINT) from None
+    def __init__(self, model: ChatModel | None, *, name: str | None = None,
+                 dimensions: Sequence[str] = DIMENSIONS, top_logprobs: int = 20,
+                 max_tokens: int = 6) -> None:
+        """`model=None` with a `name`: a judge that only reads the scores stored under that
+        name (`kgrag score --geval-stored`); asking it to score raises `ModelError`."""
+        if model is None:
+            if not name:
+                raise ValueError("a G-Eval judge without a model needs the name of the model "
+                                 "whose stored scores it reads")
+        else:
+            try:
+                require(model, self.needs, "G-Eval")
+            except ModelError as e:
+                raise ModelError(e.message, hint=_HINT) from None
+        self._name = name or (model.name if model is not None else "")
         unknown = [d for d in dimensions if d not in DIMENSIONS]
         if unknown:
             raise ValueError(f"unknown G-Eval dimensions {unknown}; known: {DIMENSIONS}")
@@ -173,13 +182,17 @@ class GEvalJudge:
 
     @property
     def name(self) -> str:
-        return self.model.name
+        return self._name
 
     def template_digest(self, dimension: str) -> str:
         return self.templates[dimension].digest
 
     def score(self, item: GevalItem, dimension: str) -> GevalScore:
         """Fill in the form for one dimension and weight the score tokens."""
+        if self.model is None:
+            raise ModelError(f"the G-Eval judge {self.name!r} only reads stored scores, and "
+                             f"{dimension!r} of this answer is not stored",
+                             hint="score without --geval-stored to judge it")
         messages = self.templates[dimension].render(
             question=item.question, reference=item.reference, answer=item.answer)
         g = self.model.chat(messages, self.params)
@@ -360,12 +373,18 @@ def geval_cost(judge: GEvalJudge, records: Sequence[GevalRecord]) -> GevalCost:
     return cost
 
 
-def load_judge(settings: Settings, judge: str | None = None) -> GEvalJudge:
+def load_judge(settings: Settings, judge: str | None = None, *,
+               stored_only: bool = False) -> GEvalJudge:
     """A judge on `judge` (a registry name or .gguf path; default: the configured chat
-    model, as the paper judged with one of its own models), built by a `Platform`."""
+    model, as the paper judged with one of its own models), built by a `Platform`.
+    `stored_only`: the judge's name without its model, to read stored scores (no GGUF
+    needed, nothing loaded)."""
     from kgrag.platform import Platform
 
     s = settings.model_copy(deep=True)
     if judge:
         s.model = s.model.model_copy(update={"chat": judge})
-    return GEvalJudge(Platform(s).chat_model)
+    p = Platform(s)
+    if stored_only:
+        return GEvalJudge(None, name=p.chat_name)
+    return GEvalJudge(p.chat_model)

@@ -77,6 +77,17 @@ class Platform:
         return connect_checked(uri, user, password, self.settings.neo4j.database)
 
     # ------------------------------------------------------------------ models
+    @property
+    def chat_name(self) -> str:
+        """The name `chat_model` carries, without loading it: stored G-Eval scores are
+        keyed by it (`kgrag score --geval-stored` reads them with no model on the machine)."""
+        m = self.settings.model
+        if m.backend == "openai":
+            from kgrag.llm.openai_http import model_name
+
+            return model_name(m.openai_model, m.openai_base_url)
+        return m.chat
+
     @cached_property
     def chat_model(self) -> ChatModel:
         m = self.settings.model

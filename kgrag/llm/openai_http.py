@@ -35,6 +35,11 @@ from kgrag.llm.letters import from_top_logprobs
 TOP_LOGPROBS = 20  # the most alternatives OpenAI's API lists per position
 
 
+def model_name(model: str, base_url: str) -> str:
+    """How an `OpenAICompatibleModel` names itself (stored judge scores are keyed by it)."""
+    return f"{model}@{base_url}"
+
+
 class OpenAICompatibleModel:
     capabilities = Capabilities(json_schema=True, logprobs=True, parallel_samples=False,
                                 hidden_states=False, option_logprobs=True)
@@ -43,7 +48,7 @@ class OpenAICompatibleModel:
                  timeout_s: float = 300.0, seed: int = 42,
                  client: httpx.Client | None = None,
                  json_format: Literal["json_schema", "json_object"] = "json_schema") -> None:
-        self.name = f"{model}@{base_url}"
+        self.name = model_name(model, base_url)
         self.model = model
         self.seed = seed
         self.json_format = json_format

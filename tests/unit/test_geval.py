@@ -218,6 +218,43 @@ def test_judge_stored_reads_only_questions_judged_whole_and_asks_no_judge(
     assert other.methods["llm"].geval is None
 
 
+def test_stored_only_judge_needs_no_model_file_and_reads_its_namesakes_records(
+        tmp_path: Path) -> None:
+    """`kgrag score --geval-stored` on a machine without the judge GGUF: the judge is the
+    configured model's name (what a loaded model would call itself), nothing is loaded, its
+    stored scores count, and an answer it would have to judge is refused."""
+    settings = Settings(home=tmp_path, data_dir=tmp_path)  # no model fetched here
+    with pytest.raises(ModelError, match="not fetched"):
+        load_judge(settings, "qwen2.5-coder-0.5b")
+    named = load_judge(settings, "qwen2.5-coder-0.5b", stored_only=True)
+    assert named.name == "qwen2.5-coder-0.5b" and named.model is None
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease."]})
+    loaded = ScriptedModel([reply({"3": 1.0})] * 4, capabilities=LOGPROBS,
+                           name="qwen2.5-coder-0.5b")
+    score_run(run, judge=GEvalJudge(loaded))
+    stored = score_run(run, judge=named, judge_stored=True).methods["llm"].geval
+    assert stored is not None and stored.scores["fluency"].mean == pytest.approx(3.0)
+    with pytest.raises(ModelError, match="only reads stored scores"):
+        named.score(ITEM, "fluency")
+    with pytest.raises(ValueError, match="needs the name"):
+        GEvalJudge(None)
+
+
+def test_platform_names_its_chat_model_without_loading_it() -> None:
+    """`Platform.chat_name` is the name the loaded model carries (stored scores are keyed
+    by it), for the HTTP backend too."""
+    from kgrag.platform import Platform
+
+    s = Settings()
+    s.model = s.model.model_copy(update={"backend": "openai", "openai_model": "m7",
+                                         "openai_base_url": "http://127.0.0.1:9/v1"})
+    p = Platform(s)
+    assert p.chat_name == p.chat_model.name == "m7@http://127.0.0.1:9/v1"
+    s.model = s.model.model_copy(update={"backend": "llama", "chat": "qwen2.5-coder-1.5b"})
+    assert Platform(s).chat_name == "qwen2.5-coder-1.5b"
+
+
 def test_unparsed_replies_are_counted_and_left_out_of_the_mean(tmp_path: Path) -> None:
     run = tmp_path / "run"
     _write_run(run, {"llm": ["A disease.", "Another disease."]})
