@@ -134,20 +134,27 @@ def progress(
     run: Annotated[Path, typer.Argument(help="Run directory.")],
     brief: Annotated[bool, typer.Option(help="Print only `least unjudged ready` (for "
                                              "scripts).")] = False,
+    to: Annotated[int | None, typer.Option(min=1, help="Also what is left before every row "
+                                                       "has N questions answered and judged, "
+                                                       "in lane-hours at the latest pace.")
+                  ] = None,
 ) -> None:
-    """How far a run has got, without scoring it: answers and failures per method, and the
-    answers G-Eval has judged and may judge now (their question answered by every method)."""
+    """How far a run has got, without scoring it: answers and failures per method, the
+    median seconds of each method's latest answers, and the answers G-Eval has judged and
+    may judge now (their question answered by every method)."""
     from rich.table import Table
 
-    from eval.progress import run_progress
+    from eval.progress import RECENT, run_progress
 
     p = run_progress(run)
     if brief:
         typer.echo(p.brief())
         return
-    table = Table("method", "answered", "errors", "G-Eval judged", title=str(run))
+    table = Table("method", "answered", "errors", f"s/q (latest {RECENT})", "G-Eval judged",
+                  title=str(run))
     for m in p.methods:
         table.add_row(m.method, str(m.answered), str(m.errors),
+                      "-" if m.seconds is None else f"{m.seconds:.1f}",
                       f"{m.judged} of {m.judgeable}" if m.judgeable else "-")
     console.print(table)
     console.print(f"every method has answered {p.least}+ questions; {p.complete} questions "
@@ -156,6 +163,8 @@ def progress(
         console.print(f"{p.unjudged} answers not judged yet, {p.ready} of them to questions "
                       f"every method answered (`kgrag score {run} --geval --geval-complete` "
                       f"judges those)")
+    if to is not None:
+        console.print(p.left(to).summary())
 
 
 def breakdown(

@@ -24,6 +24,11 @@ def now() -> float:
     return time.perf_counter() + _credited
 
 
+def credited() -> float:
+    """The seconds credited so far (`now()` minus the monotonic clock)."""
+    return _credited
+
+
 def credit(seconds: float) -> None:
     """Count `seconds` as elapsed (a replayed call's recorded duration)."""
     global _credited

@@ -167,7 +167,7 @@ class QAMethod(ABC):
         calls0, p0, c0, r0 = u.calls, u.prompt_tokens, u.completion_tokens, u.replayed
         q0 = self.store.stats.queries if self.store else 0
         trace = Trace()
-        start = clock.now()
+        start, credited0 = clock.now(), clock.credited()
         error = None
         try:
             question = fit_question(self.model, question, trace)
@@ -185,6 +185,7 @@ class QAMethod(ABC):
             cypher_queries=(self.store.stats.queries - q0) if self.store else 0,
             replayed_calls=self.model.usage.replayed - r0,
             seconds=clock.now() - start,
+            replayed_seconds=clock.credited() - credited0,
             stage_seconds=trace.stage_seconds,
         )
         return Prediction(question_id=question.id, method=self.name, answer=result.text,

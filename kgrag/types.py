@@ -72,6 +72,9 @@ class Usage(BaseModel):
     # same run (`kgrag.llm.replay`); their tokens and recorded seconds are still counted
     replayed_calls: int = 0
     seconds: float = 0.0
+    # of seconds, those credited for replayed calls: counted so that a method costs what it
+    # costs alone, but not spent by this run (`kgrag.clock`)
+    replayed_seconds: float = 0.0
     stage_seconds: dict[str, float] = Field(default_factory=dict)
 
 

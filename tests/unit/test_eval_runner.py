@@ -558,6 +558,8 @@ def test_a_repeated_prompt_is_answered_once_and_charged_to_both_methods(
         assert again.usage.llm_calls == 1 and again.usage.prompt_tokens == 50
         assert again.usage.seconds >= 4.0  # the recorded time, though nothing was decoded
         assert again.usage.stage_seconds["generate"] >= 4.0
+        # ... and said to be credited, not spent (`kgrag progress` paces a run by the rest)
+        assert (first.usage.replayed_seconds, again.usage.replayed_seconds) == (0.0, 4.0)
     assert json.loads((out / "config.json").read_text())["replay"] is True
     m = score_run(out).methods["llm-again"]
     assert (m.correct, m.wrong) == (2, 2) and m.llm_calls == 1.0 and m.replayed_calls == 1.0

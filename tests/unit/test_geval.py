@@ -115,7 +115,8 @@ def test_what_is_judged() -> None:
     assert failed is not None and failed.answer == ""  # judged by the empty-answer policy
 
 
-def _write_run(run: Path, answers: dict[str, list[str]]) -> None:
+def _write_run(run: Path, answers: dict[str, list[str]],
+               usage: dict[str, list[Usage]] | None = None) -> None:
     run.mkdir()
     config = RunConfig(
         dataset="medquad", dataset_path="x.jsonl", domain="medical", methods=list(answers),
@@ -128,8 +129,9 @@ def _write_run(run: Path, answers: dict[str, list[str]]) -> None:
             for i, text in enumerate(texts):
                 q = Question(id=f"q{i}", text=f"What is condition {i}?", dataset="medquad",
                              kind="open_ended", answers=[f"Condition {i} is a disease."])
+                u = (usage or {}).get(method, [])
                 pred = Prediction(question_id=q.id, method=method, answer=text,
-                                  usage=Usage(llm_calls=1, seconds=1.0))
+                                  usage=u[i] if i < len(u) else Usage(llm_calls=1, seconds=1.0))
                 f.write(RunLine(question=q, prediction=pred).model_dump_json() + "\n")
 
 
@@ -348,6 +350,39 @@ def test_progress_counts_answers_judged_and_judgeable_now(tmp_path: Path) -> Non
     assert run_progress(tmp_path / "changed").brief() == "1 2 1"
 
 
+def test_progress_paces_what_is_left_by_the_seconds_spent(tmp_path: Path) -> None:
+    """`kgrag progress --to N`: each row's answers left × the median seconds it spent on
+    its latest answers (a replayed call's credited seconds were not spent), and the answers
+    left to judge × the judge's median seconds per answer."""
+    from eval.progress import RECENT, run_progress
+
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease.", "Rare.", "Common."],
+                     "cot": ["It is a disease.", "Rare too."]},
+               usage={"llm": [Usage(seconds=s) for s in (10.0, 20.0, 30.0)],
+                      "cot": [Usage(seconds=50.0, replayed_seconds=20.0)] * 2})
+    p = run_progress(run)
+    assert [(m.method, m.seconds) for m in p.methods] == [("llm", 20.0), ("cot", 30.0)]
+    left = p.left(4)  # llm: 1 left × 20 s; cot: 2 × 30 s; nothing judged yet to time
+    assert (left.answers, left.answer_seconds, left.to_judge, left.judge_seconds) == (
+        3, 80.0, 8, None)
+    # every call 0.5 s, 4 dimensions: 2 s an answer; q0 and q1 judged, 2 of 8 answers left
+    model = ScriptedModel([reply({"4": 1.0})] * 16, capabilities=LOGPROBS, name="judge-x")
+    score_run(run, judge=GEvalJudge(model), judge_complete=True)
+    judged = run_progress(run)
+    assert judged.judge_seconds == pytest.approx(2.0)
+    assert (judged.left(4).to_judge, judged.left(4).judge_seconds) == (4, pytest.approx(8.0))
+    assert judged.left(2).answers == 0 and judged.left(2).to_judge == 0
+    assert "3 answers left, ~0.0 lane-hours" in p.left(4).summary()
+    # Only the latest RECENT answers set the pace.
+    _write_run(tmp_path / "long", {"llm": ["A."] * (RECENT + 5)},
+               usage={"llm": [Usage(seconds=1000.0)] * 5 + [Usage(seconds=2.0)] * RECENT})
+    assert run_progress(tmp_path / "long").methods[0].seconds == 2.0
+    # A method without answers adds no seconds but is named.
+    _write_run(tmp_path / "new", {"llm": ["A."], "cot": []})
+    assert run_progress(tmp_path / "new").left(2).unpaced == ["cot"]
+
+
 def test_progress_command_prints_the_table_or_the_brief_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -360,6 +395,9 @@ def test_progress_command_prints_the_table_or_the_brief_line(tmp_path: Path) -> 
     table = CliRunner().invoke(app, ["progress", str(run)])
     assert table.exit_code == 0, table.output
     assert "0 of 2" in table.output and "3 answers not judged yet, 2 of them" in table.output
+    to = CliRunner().invoke(app, ["progress", str(run), "--to", "3"])
+    assert to.exit_code == 0 and "to 3 questions in every row: 3 answers left" in " ".join(
+        to.output.split())
     missing = CliRunner().invoke(app, ["progress", str(tmp_path / "nothing")])
     # the CLI's entry point prints a KgragError with its hint
     assert isinstance(missing.exception, KgragError) and "not a run directory" in str(
