@@ -138,6 +138,9 @@ def progress(
                                                        "has N questions answered and judged, "
                                                        "in lane-hours at the latest pace.")
                   ] = None,
+    methods: Annotated[str | None, typer.Option(help="Comma-separated methods (default: the "
+                                                     "run's; one without answers counts 0).")
+                       ] = None,
 ) -> None:
     """How far a run has got, without scoring it: answers and failures per method, the
     median seconds of each method's latest answers, and the answers G-Eval has judged and
@@ -146,7 +149,8 @@ def progress(
 
     from eval.progress import RECENT, run_progress
 
-    p = run_progress(run)
+    p = run_progress(run, [m.strip() for m in methods.split(",") if m.strip()]
+                     if methods else None)
     if brief:
         typer.echo(p.brief())
         return

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,11 +97,12 @@ class Left:
 RECENT = 20  # answers a pace is taken over
 
 
-def run_progress(run: Path) -> RunProgress:
-    """A run's progress. An answer counts as judged when `geval.jsonl` holds a record of it
-    (the same answer text: the item digest) for each G-Eval dimension, by any judge and
-    template; `kgrag score --geval` is what checks the judge. A torn last line of either
-    file (being written) is skipped."""
+def run_progress(run: Path, methods: Sequence[str] | None = None) -> RunProgress:
+    """A run's progress, over `methods` (default: the run's; a method without answers
+    counts 0). An answer counts as judged when `geval.jsonl` holds a record of it (the same
+    answer text: the item digest) for each G-Eval dimension, by any judge and template;
+    `kgrag score --geval` is what checks the judge. A torn last line of either file (being
+    written) is skipped."""
     config, lines = read_run(run)
     judged: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     # judge seconds per answer, in the order its last dimension was judged
@@ -117,7 +119,7 @@ def run_progress(run: Path) -> RunProgress:
             except (ValueError, KeyError, TypeError):
                 continue
     whole = [s for k, s in judge_s.items() if judged[k] >= set(DIMENSIONS)]
-    methods = list(config.methods) or sorted({ln.prediction.method for ln in lines})
+    methods = list(methods or config.methods) or sorted({ln.prediction.method for ln in lines})
     answered: dict[str, set[str]] = {m: set() for m in methods}
     counts = {m: [0, 0, 0] for m in methods}  # errors, judgeable, judged
     seconds: dict[str, list[float]] = {m: [] for m in methods}  # in the order written

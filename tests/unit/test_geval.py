@@ -339,6 +339,10 @@ def test_progress_counts_answers_judged_and_judgeable_now(tmp_path: Path) -> Non
     assert after.brief() == "1 1 0"  # q1's answer is left, and cannot be judged yet
     assert [(m.method, m.answered, m.judged) for m in after.methods] == [
         ("llm", 2, 1), ("cot", 1, 1)]
+    # Narrowed to some methods (how a resumed lane finds its first step); one without
+    # answers counts 0.
+    assert run_progress(run, ["llm"]).brief() == "2 1 1"
+    assert run_progress(run, ["llm", "kg-ppr"]).least == 0
     # A torn last line (being written) is skipped; a changed answer is not judged yet.
     with (run / "geval.jsonl").open("a") as f:
         f.write('{"method": "llm", "question_id"')
