@@ -12,6 +12,10 @@ against ROUGE-L and BERTScore F1, which read the same reference. Three levels:
   Questions where either side is constant (all ties) have no ρ and are left out.
 - `methods`: ρ between the methods' mean G-Eval and mean metric (the table's order).
 
+Beside the metrics, the answer's length in words (`LENGTH`) at the same levels: not a
+quality metric but a probe for a judge that scores long answers higher (a verbosity bias
+of LLM judges), which would also rank the verbose rows first.
+
 >>> judge_agreement({("llm", "q1"): {"coherence": 3.0}, ("rag", "q1"): {"coherence": 4.0},
 ...                  ("cot", "q1"): {"coherence": 2.0}},
 ...                 {"ROUGE-L": {("llm", "q1"): 0.2, ("rag", "q1"): 0.3, ("cot", "q1"): 0.1}}
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
 Key = tuple[str, str]  # (method, question id)
 Level = Literal["answers", "questions", "methods"]
 MIN_METHODS_PER_QUESTION = 3
+LENGTH = "answer words"  # the length probe's name in the table's metric column
 
 
 class Agreement(BaseModel):
@@ -126,7 +131,9 @@ def agreement_lines(rows: Sequence[Agreement], judge: str) -> list[str]:
              "(method, question) answer; per question: the "
              f"mean ρ over questions answered by at least {MIN_METHODS_PER_QUESTION} methods "
              "(ranking the rows of one question); methods: the rows' means. G-Eval is the "
-             "mean of its dimensions unless one is named.", ""]
+             f"mean of its dimensions unless one is named. `{LENGTH}` is not a metric but "
+             "a probe: a judge that agrees with the answer's length more than with the "
+             "reference-based metrics scores verbosity.", ""]
     return lines + agreement_table(rows)
 
 
@@ -152,14 +159,19 @@ def geval_means(records: list[GevalRecord], qids: list[str]) -> list[float]:
 
 
 def run_agreement(judged: list[GevalRecord], scores: dict[str, dict[str, list]],
-               qids: dict[str, list[str]]) -> list[Agreement]:
+               qids: dict[str, list[str]], words: dict[str, list[int]] | None = None
+               ) -> list[Agreement]:
     """The judge's agreement with ROUGE-L and BERTScore in a scored run: `judged` are the
     run's G-Eval records, `scores` each method's per-question lists (`rouge_l`,
-    `bertscore_f1`) in the order of `qids`."""
+    `bertscore_f1`) in the order of `qids`; `words`, each answer's length in the same
+    order, adds the length probe (`LENGTH`)."""
     dims: dict[tuple[str, str], dict[str, float | None]] = defaultdict(dict)
     for r in judged:
         dims[(r.method, r.question_id)][r.dimension] = r.score
     metrics = {label: {(m, q): v for m in scores if key in scores[m]
                        for q, v in zip(qids[m], scores[m][key], strict=True)}
                for label, key in (("ROUGE-L", "rouge_l"), ("BERTScore F1", "bertscore_f1"))}
+    if words:
+        metrics[LENGTH] = {(m, q): float(n) for m in words
+                           for q, n in zip(qids[m], words[m], strict=True)}
     return judge_agreement(dims, {k: v for k, v in metrics.items() if v})

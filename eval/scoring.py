@@ -530,7 +530,9 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
                          methods=methods, pairs=pair_tests(order, scores, qids),
                          domain=config.domain, graph=config.graph)
     if judge is not None:
-        metrics.agreement = run_agreement(judged, scores, qids)
+        metrics.agreement = run_agreement(
+            judged, scores, qids,
+            {m: [len(ln.prediction.answer.split()) for ln in g] for m, g in groups.items()})
     if same is not None:
         metrics.same = same_questions(order, by_method, same)
     metrics.evidence_split = evidence_split(order, by_method)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.agreement import Agreement, agreement_lines, judge_agreement, spearman
+from eval.agreement import LENGTH, Agreement, agreement_lines, judge_agreement, spearman
 from eval.geval import GEvalJudge
 from eval.report import markdown
 from eval.scoring import score_run
@@ -72,12 +72,32 @@ def test_score_run_reports_agreement_and_paired_tests_on_open_answers(tmp_path: 
     metrics = score_run(run, judge=GEvalJudge(ScriptedModel(script, capabilities=LOGPROBS,
                                                             name="tiny-judge")))
     methods_level = [a for a in metrics.agreement if a.level == "methods"]
-    assert [(a.metric, a.rho) for a in methods_level] == [("ROUGE-L", pytest.approx(1.0))]
+    # and, as a probe, with the rows' answer lengths (5, 7 and 4 words): ranks 3-2-1 vs 2-3-1
+    assert [(a.metric, a.rho) for a in methods_level] == [
+        ("ROUGE-L", pytest.approx(1.0)), (LENGTH, pytest.approx(0.5))]
     tests = {(t.a, t.b, t.metric) for t in metrics.pairs}
     assert ("llm", "rag", "rouge_l (paired bootstrap)") in tests
     assert ("llm", "rag", "geval (paired bootstrap)") in tests
     md = markdown(metrics)
     assert "Judge agreement (Spearman ρ, judge `tiny-judge`)" in md and "weak" in md
+
+
+def test_a_judge_that_scores_length_agrees_with_the_length_probe(tmp_path: Path) -> None:
+    """A verbose judge: its score follows the answer's length, not the reference, so it
+    agrees with `answer words` at every level and not with ROUGE-L."""
+    run = tmp_path / "run"
+    ref = [f"Condition {i} is a disease." for i in range(3)]
+    padding = " It may also be something else entirely, or nothing much at all."
+    _write_run(run, {"llm": ref, "cot": [r + padding for r in ref],
+                     "rag": [r + padding * 2 for r in ref]})
+    script = [reply({str(k): 1.0}) for k in (2, 3, 4)] * 12  # llm, cot, rag in turn
+    metrics = score_run(run, judge=GEvalJudge(ScriptedModel(script, capabilities=LOGPROBS)))
+    by = {(a.metric, a.level, a.dimension): a.rho for a in metrics.agreement}
+    assert by[(LENGTH, "answers", "mean of 4")] == pytest.approx(1.0)
+    assert by[(LENGTH, "methods", "mean of 4")] == pytest.approx(1.0)
+    assert by[(LENGTH, "questions", "mean of 4")] == pytest.approx(1.0)
+    assert by[("ROUGE-L", "methods", "mean of 4")] == pytest.approx(-1.0)
+    assert LENGTH in markdown(metrics) and "verbosity" in markdown(metrics)
 
 
 def test_agreement_lines_format_p_values() -> None:
