@@ -113,6 +113,8 @@ COLUMNS: list[Column] = [
     ("BERTScore F1 % [CI]", lambda m: _ci(m.bertscore_f1), _has("bertscore_f1")),
     *((f"G-Eval {_ABBREV.get(d, d)} (1–5) [CI]", _geval(d), _has("geval")) for d in DIMENSIONS),
     ("G-Eval n", lambda m: f"{m.geval.answers}" if m.geval else "–", _has("geval")),
+    ("words/answer (median)", lambda m: f"{m.answer_words:.0f}" if m.answer_words is not None
+     else "–", _has("answer_words")),
     ("LLM calls/q", lambda m: f"{m.llm_calls:.1f}", _ALWAYS),
     ("of them replayed/q", lambda m: f"{m.replayed_calls:.2f}", lambda m: m.replayed_calls > 0),
     ("tokens/q", lambda m: f"{m.prompt_tokens + m.completion_tokens:.0f}", _ALWAYS),

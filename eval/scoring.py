@@ -85,6 +85,7 @@ class MethodMetrics(BaseModel):
     rouge_l: Interval | None = None
     bertscore_f1: Interval | None = None
     geval: GevalSummary | None = None
+    answer_words: float | None = None  # open-ended: median words per answer (how verbose)
     errors: int = 0
     llm_calls: float = 0.0
     replayed_calls: float = 0.0  # of llm_calls, answered by a replay (`kgrag.llm.replay`)
@@ -228,6 +229,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.recall = float(np.mean(scores["recall"]))
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
+        m.answer_words = float(median([len(ln.prediction.answer.split()) for ln in lines]))
     m.options = option_counts(lines)
     m.gate = gate_counts(lines)
     m.prr = path_refinement(lines)

@@ -103,7 +103,7 @@ def short_rows(methods: dict[str, Any]) -> str:
 
 def open_rows(methods: dict[str, Any]) -> str:
     header = ["method", "n", "ROUGE-L %", "BERTScore F1 %",
-              "G-Eval Coh. / Cons. / Flu. / Rel. (1–5)",
+              "G-Eval Coh. / Cons. / Flu. / Rel. (1–5)", "words/answer",
               "LLM calls/q", "median s/q"]
     rows = []
     for name, m in methods.items():
@@ -113,7 +113,8 @@ def open_rows(methods: dict[str, Any]) -> str:
                  + f" ({g['answers']} answers, {g['unparsed']} of {4 * g['answers']}"
                  " judgements without a score)") if g else "–"
         rows.append([f"`{name}`", str(m["n"]), pct(m["rouge_l"]), pct(m["bertscore_f1"]), geval,
-                     num(m["llm_calls"]), num(m["median_seconds"])])
+                     num(m.get("answer_words"), "{:.0f}"), num(m["llm_calls"]),
+                     num(m["median_seconds"])])
     return table(header, rows)
 
 

@@ -4,6 +4,7 @@ flow only."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -98,6 +99,13 @@ def test_a_judge_that_scores_length_agrees_with_the_length_probe(tmp_path: Path)
     assert by[(LENGTH, "questions", "mean of 4")] == pytest.approx(1.0)
     assert by[("ROUGE-L", "methods", "mean of 4")] == pytest.approx(-1.0)
     assert LENGTH in markdown(metrics) and "verbosity" in markdown(metrics)
+    # each row's median length is in the table beside the judge's scores
+    assert [metrics.methods[m].answer_words for m in ("llm", "cot", "rag")] == [5, 17, 29]
+    assert "words/answer (median)" in markdown(metrics)
+    from eval.tables import open_rows
+
+    rows = open_rows(json.loads((run / "metrics.json").read_text())["methods"])
+    assert "| words/answer |" in rows and "| 29 |" in rows
 
 
 def test_agreement_lines_format_p_values() -> None:
