@@ -2,9 +2,10 @@
 
 Method rows are grouped as the MetaKGRAG paper's tables group them: Without retrieval,
 KG-RAG, Self-refine (retrieval that monitors and revises itself: FLARE, IRCoT, MetaRAG,
-SeaKR, IM-RAG) and Ours, plus two groups the paper has no rows for: Text RAG (standard
-single-shot retrieval) and Ablations (each next to its full method in the ablation bar
-plot). `-gold` variants sit in their method's group; the setting column says which
+SeaKR, IM-RAG) and MetaKGRAG (the paper's "Ours" row), plus groups the paper has no rows
+for: Text RAG (standard single-shot retrieval), kgrag's own extensions, named "Ours: …"
+(graph-guided text RAG, option-aware MetaKGRAG), and Ablations (each next to its full
+method in the ablation bar plot). `-gold` variants sit in their method's group; the setting column says which
 rows used gold context. Every number carries its bootstrap 95% CI; a section lists the
 paired significance tests. A sweep directory (`kgrag sweep`) becomes a sensitivity
 curve. Notes say when a run mixes configurations or code versions, skipped dataset
@@ -46,9 +47,10 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Without retrieval", ("llm", "cot", "kg-no-evidence")),
     ("KG-RAG", ("kg-vanilla", "tog")),
     ("Text RAG", ("rag",)),
-    ("Graph-guided text RAG", ("kg-ppr", "ircot-ppr", "metarag-ppr")),
+    ("Ours: graph-guided text RAG", ("kg-ppr", "ircot-ppr", "metarag-ppr")),
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
-    ("Ours", ("metakgrag", "metakgrag-oa", "metakgrag-oa-trust")),
+    ("MetaKGRAG", ("metakgrag",)),  # the paper's method (its tables' "Ours")
+    ("Ours: option-aware MetaKGRAG", ("metakgrag-oa", "metakgrag-oa-trust")),
 ]
 # Full method → its ablation variants (MetaKGRAG Table 6, SeaKR Table 3, IM-RAG Table 3).
 ABLATIONS: dict[str, tuple[str, ...]] = {
