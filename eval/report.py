@@ -5,11 +5,11 @@ KG-RAG, Self-refine (retrieval that monitors and revises itself: FLARE, IRCoT, M
 SeaKR, IM-RAG) and MetaKGRAG (the paper's "Ours" row), plus groups the paper has no rows
 for: Text RAG (standard single-shot retrieval), kgrag's own extensions, named "Ours: …"
 (graph-guided text RAG, option-aware MetaKGRAG), and Ablations (each next to its full
-method in the ablation bar plot). `-gold` variants sit in their method's group; the setting column says which
-rows used gold context. Every number carries its bootstrap 95% CI; a section lists the
-paired significance tests. A sweep directory (`kgrag sweep`) becomes a sensitivity
-curve. Notes say when a run mixes configurations or code versions, skipped dataset
-lines, or has predictions its metrics.json did not score.
+method in the ablation bar plot). `-gold` variants sit in their method's group; the
+setting column says which rows used gold context. Every number carries its bootstrap
+95% CI; a section lists the paired significance tests. A sweep directory (`kgrag sweep`)
+becomes a sensitivity curve. Notes say when a run mixes configurations or code versions,
+skipped dataset lines, or has predictions its metrics.json did not score.
 
     write_report([Path("runs/csqa-50"), Path("runs/sweep-tau")], Path("runs/report"))
     # -> PosixPath('runs/report/report.md')
