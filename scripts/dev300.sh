@@ -198,7 +198,17 @@ run_of() {  # the run directory of a dataset's side
 
 $K neo4j status >/dev/null 2>&1 || $K neo4j start
 IFS=, read -r -a datasets <<< "$DATASETS"
-for ((n = STEP; n < N + STEP; n += STEP)); do
+# Resume at the last step every run has finished for these methods, instead of walking
+# through the finished steps again (each reloads the model: ~25 s a step)
+start=$N
+for d in "${datasets[@]}"; do
+  least=$($K progress "$(run_of "$d")" --methods "$METHODS" --brief 2>/dev/null) || least=0
+  least=${least%% *}
+  ((${least:-0} < start)) && start=${least:-0}
+done
+start=$((start / STEP * STEP))
+((start < STEP)) && start=$STEP
+for ((n = start; n < N + STEP; n += STEP)); do
   ((n > N)) && n=$N
   for d in "${datasets[@]}"; do
     args=(--dataset "$d" --methods "$METHODS" --n "$n" --out "$(run_of "$d")")
