@@ -161,6 +161,9 @@ def progress(
                       "-" if m.seconds is None else f"{m.seconds:.1f}",
                       f"{m.judged} of {m.judgeable}" if m.judgeable else "-")
     console.print(table)
+    if none := [m.method for m in p.methods if not m.answered]:
+        console.print(f"no answers in this run from {', '.join(none)} (a method not run yet, "
+                      f"or a misspelt name)")
     console.print(f"every method has answered {p.least}+ questions; {p.complete} questions "
                   f"are answered by every method")
     if p.unjudged:

@@ -169,7 +169,8 @@ class GEvalJudge:
                 require(model, self.needs, "G-Eval")
             except ModelError as e:
                 raise ModelError(e.message, hint=_HINT) from None
-        self._name = name or (model.name if model is not None else "")
+        # a loaded model's own name keys its scores; `name` only names a missing model
+        self._name = model.name if model is not None else str(name)
         unknown = [d for d in dimensions if d not in DIMENSIONS]
         if unknown:
             raise ValueError(f"unknown G-Eval dimensions {unknown}; known: {DIMENSIONS}")

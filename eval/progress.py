@@ -67,7 +67,8 @@ class RunProgress:
             n=n, answers=sum(answers.values()), answer_seconds=seconds,
             unpaced=[m.method for m in self.methods if answers[m.method] and m.seconds is None],
             to_judge=to_judge,
-            judge_seconds=to_judge * self.judge_seconds if self.judge_seconds else None)
+            judge_seconds=(to_judge * self.judge_seconds if self.judge_seconds is not None
+                           else None))
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,12 @@ def per_question_scores(line: RunLine) -> dict[str, float]:
     return {"em": s.em, "f1": s.f1, "precision": s.precision, "recall": s.recall}
 
 
+def answer_words(lines: Sequence[RunLine]) -> list[int]:
+    """Each answer's length in words (the table's verbosity column and the judge's length
+    probe, `eval.agreement.LENGTH`)."""
+    return [len(ln.prediction.answer.split()) for ln in lines]
+
+
 def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict[str, list]]:
     scores: dict[str, list[float]] = defaultdict(list)
     for line in lines:
@@ -229,7 +235,7 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.recall = float(np.mean(scores["recall"]))
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
-        m.answer_words = float(median([len(ln.prediction.answer.split()) for ln in lines]))
+        m.answer_words = float(median(answer_words(lines)))
     m.options = option_counts(lines)
     m.gate = gate_counts(lines)
     m.prr = path_refinement(lines)
@@ -534,7 +540,7 @@ def score_run(run: Path, *, bertscore: bool = False, judge: GEvalJudge | None = 
     if judge is not None:
         metrics.agreement = run_agreement(
             judged, scores, qids,
-            {m: [len(ln.prediction.answer.split()) for ln in g] for m, g in groups.items()})
+            {m: answer_words(g) for m, g in groups.items()})
     if same is not None:
         metrics.same = same_questions(order, by_method, same)
     metrics.evidence_split = evidence_split(order, by_method)

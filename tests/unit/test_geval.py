@@ -241,6 +241,8 @@ def test_stored_only_judge_needs_no_model_file_and_reads_its_namesakes_records(
         named.score(ITEM, "fluency")
     with pytest.raises(ValueError, match="needs the name"):
         GEvalJudge(None)
+    # a loaded model's scores are keyed by its own name, whatever `name` says
+    assert GEvalJudge(loaded, name="other").name == "qwen2.5-coder-0.5b"
 
 
 def test_platform_names_its_chat_model_without_loading_it() -> None:
@@ -399,6 +401,8 @@ def test_progress_command_prints_the_table_or_the_brief_line(tmp_path: Path) -> 
     table = CliRunner().invoke(app, ["progress", str(run)])
     assert table.exit_code == 0, table.output
     assert "0 of 2" in table.output and "3 answers not judged yet, 2 of them" in table.output
+    typo = CliRunner().invoke(app, ["progress", str(run), "--methods", "llm,cto"])
+    assert typo.exit_code == 0 and "no answers in this run from cto" in typo.output
     to = CliRunner().invoke(app, ["progress", str(run), "--to", "3"])
     assert to.exit_code == 0 and "to 3 questions in every row: 3 answers left" in " ".join(
         to.output.split())
