@@ -29,6 +29,7 @@ from eval.html import markdown_to_html
 from eval.plots import plot_ablation, plot_accuracy, plot_cost, plot_sensitivity
 from eval.runner import read_run
 from eval.scoring import (
+    GEVAL_AT_EQUAL_LENGTH,
     EvidenceSplit,
     Interval,
     MethodMetrics,
@@ -167,6 +168,12 @@ def _metric_notes(metrics: RunMetrics) -> list[str]:
                   f"{g.prompt_tokens_per_answer:.0f}+{g.completion_tokens_per_answer:.1f} "
                   f"tokens, {g.seconds_per_answer:.1f} s ({g.answers} answers); "
                   f"{unparsed} replies without a score token left out."]
+    if any(t.metric == GEVAL_AT_EQUAL_LENGTH for t in metrics.pairs):
+        lines += ["", f"`{GEVAL_AT_EQUAL_LENGTH}`: the G-Eval difference expected where both "
+                  "answers are equally long (per question, the difference regressed on the "
+                  "log ratio of their lengths in words; the intercept, bootstrapped over "
+                  "questions), after length-controlled AlpacaEval (arXiv:2404.04475). A "
+                  "difference that shrinks here is partly the judge's taste for length."]
     return lines
 
 

@@ -30,7 +30,7 @@ from eval.metrics import rouge_l, score_answer
 from eval.normalize import normalize_answer
 from eval.parsing import ANSWER_FIRST_PROMPTS, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
-from eval.stats import bootstrap_ci, mcnemar, paired_bootstrap
+from eval.stats import bootstrap_ci, length_controlled, mcnemar, paired_bootstrap
 from kg_builder.fingerprint import GraphFingerprint
 from kgrag.answers import reply_answer
 from kgrag.errors import KgragError
@@ -235,7 +235,8 @@ def score_method(method: str, lines: list[RunLine]) -> tuple[MethodMetrics, dict
         m.recall = float(np.mean(scores["recall"]))
     if "rouge_l" in scores:
         m.rouge_l = _interval(scores["rouge_l"])
-        m.answer_words = float(median(answer_words(lines)))
+        scores["words"] = [float(w) for w in answer_words(lines)]
+        m.answer_words = float(median(scores["words"]))
     m.options = option_counts(lines)
     m.gate = gate_counts(lines)
     m.prr = path_refinement(lines)
@@ -440,7 +441,26 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
                 r2 = paired_bootstrap([x for x, _ in both], [y for _, y in both])
                 tests.append(PairTest(a=a, b=b, metric=f"{metric} (paired bootstrap)",
                                       statistic=r2.diff, p_value=r2.p_value, n=len(both)))
+        if "geval" in scores[a] and "geval" in scores[b] and "words" in scores[a]:
+            tests += _length_controlled(a, b, scores, ia, ib)
     return tests
+
+
+GEVAL_AT_EQUAL_LENGTH = "geval at equal length (paired bootstrap)"
+
+
+def _length_controlled(a: str, b: str, scores: dict[str, dict[str, list]], ia: list[int],
+                       ib: list[int]) -> list[PairTest]:
+    """G-Eval's paired difference at equal answer length (`stats.length_controlled`):
+    what is left of a judge's preference once the longer answer's advantage is fitted."""
+    rows = [(x, y, scores[a]["words"][i], scores[b]["words"][j])
+            for i, j in zip(ia, ib, strict=True)
+            if not (np.isnan(x := scores[a]["geval"][i]) or np.isnan(y := scores[b]["geval"][j]))]
+    if len(rows) < 2:
+        return []
+    r = length_controlled(*(list(col) for col in zip(*rows, strict=True)))
+    return [PairTest(a=a, b=b, metric=GEVAL_AT_EQUAL_LENGTH, statistic=r.diff,
+                     p_value=r.p_value, n=len(rows))]
 
 
 # Per-question means compared by a paired bootstrap; "geval" is the mean of an answer's

@@ -13,7 +13,7 @@ import pytest
 from eval.agreement import LENGTH, Agreement, agreement_lines, judge_agreement, spearman
 from eval.geval import GEvalJudge
 from eval.report import markdown
-from eval.scoring import score_run
+from eval.scoring import GEVAL_AT_EQUAL_LENGTH, pair_tests, score_run
 from tests.doubles.scripted import ScriptedModel
 from tests.unit.test_geval import LOGPROBS, _write_run, reply
 
@@ -79,7 +79,9 @@ def test_score_run_reports_agreement_and_paired_tests_on_open_answers(tmp_path: 
     tests = {(t.a, t.b, t.metric) for t in metrics.pairs}
     assert ("llm", "rag", "rouge_l (paired bootstrap)") in tests
     assert ("llm", "rag", "geval (paired bootstrap)") in tests
+    assert ("llm", "rag", GEVAL_AT_EQUAL_LENGTH) in tests
     md = markdown(metrics)
+    assert "equally long" in md
     assert "Judge agreement (Spearman ρ, judge `tiny-judge`)" in md and "weak" in md
 
 
@@ -117,3 +119,24 @@ def test_agreement_lines_format_p_values() -> None:
     assert "| mean of 4 | ROUGE-L | answers | +0.31 | <0.001 | 150 |" in lines
     assert "| mean of 4 | ROUGE-L | questions | -0.05 | – | 30 |" in lines
     assert agreement_lines([], "x") == [] and not math.isnan(rows[0].rho)
+
+
+def test_pairs_test_geval_at_equal_length_on_shared_judged_questions() -> None:
+    """The length-controlled G-Eval pair lines each answer's score up with its own length
+    (the rows list their questions in different orders) and skips unjudged answers: a
+    judge that scores only length leaves no difference at equal length."""
+    words = {"q1": (40, 10), "q2": (90, 20), "q3": (15, 15), "q4": (60, 30), "q5": (5, 50)}
+    judge = {q: (math.log(wa + 1), math.log(wb + 1)) for q, (wa, wb) in words.items()}
+    qa, qb = ["q1", "q2", "q3", "q4", "q5"], ["q5", "q4", "q3", "q2", "q1"]
+    scores = {"a": {"geval": [judge[q][0] for q in qa], "words": [words[q][0] for q in qa]},
+              "b": {"geval": [judge[q][1] for q in qb], "words": [words[q][1] for q in qb]}}
+    scores["b"]["geval"][0] = math.nan  # q5 unjudged for b
+    tests = {t.metric: t for t in pair_tests(["a", "b"], scores, {"a": qa, "b": qb})}
+    plain, controlled = tests["geval (paired bootstrap)"], tests[GEVAL_AT_EQUAL_LENGTH]
+    assert plain.n == controlled.n == 4
+    assert plain.statistic > 0.5
+    assert controlled.statistic == pytest.approx(0.0, abs=1e-9)
+    # rows without answer lengths (short answers, multiple choice) get no such test
+    del scores["a"]["words"]
+    assert GEVAL_AT_EQUAL_LENGTH not in {t.metric for t in
+                                         pair_tests(["a", "b"], scores, {"a": qa, "b": qb})}

@@ -21,6 +21,7 @@ from eval.metrics import (
     score_answer,
 )
 from eval.parsing import SettledChoice, answer_settled, parse_question_choice
+from eval.stats import length_controlled
 from kgrag.types import Choice, Question
 
 # --- normalisation, EM, F1 (official SQuAD v1.1 / HotpotQA scorer behaviour) ---------
@@ -382,3 +383,35 @@ def test_parse_question_choice_uses_the_question_options() -> None:
     assert parse_question_choice("C", q) is None
 
 
+
+
+def test_length_controlled_removes_a_pure_length_preference() -> None:
+    """A judge that scores only length (score = log of words): a, longer on most
+    questions, wins the plain paired difference and nothing at equal length."""
+    rng = np.random.default_rng(3)
+    wa, wb = rng.integers(80, 300, 120), rng.integers(20, 200, 120)
+    a, b = np.log(wa + 1), np.log(wb + 1)
+    assert paired_bootstrap(a, b).p_value < 0.001
+    r = length_controlled(a, b, wa, wb, n_resamples=2000)
+    assert r.diff == pytest.approx(0.0, abs=1e-9)
+    assert r.low <= 0 <= r.high and r.p_value > 0.5
+
+
+def test_length_controlled_keeps_a_gap_that_length_does_not_explain() -> None:
+    rng = np.random.default_rng(4)
+    wa, wb = rng.integers(50, 200, 200), rng.integers(50, 200, 200)
+    b = rng.normal(3.0, 0.3, 200)
+    a = b + 0.5 + 0.2 * np.log((wa + 1) / (wb + 1))  # better by 0.5, plus a length bias
+    r = length_controlled(a, b, wa, wb, n_resamples=2000)
+    assert r.diff == pytest.approx(0.5)
+    assert r.p_value < 0.001 and r.low < 0.5 < r.high
+
+
+def test_length_controlled_without_length_differences_is_the_plain_difference() -> None:
+    a, b = [4.0, 3.0, 5.0, 4.0], [3.0, 3.0, 4.0, 2.0]
+    r = length_controlled(a, b, [10] * 4, [10] * 4, n_resamples=500)
+    assert r.diff == pytest.approx(paired_bootstrap(a, b).diff)
+    with pytest.raises(ValueError, match="paired"):
+        length_controlled([1, 2], [1, 2], [3, 4], [3])
+    with pytest.raises(ValueError, match=">= 0 words"):
+        length_controlled([1, 2], [1, 2], [3, -4], [3, 4])
