@@ -148,11 +148,19 @@ def paired_bootstrap(a_scores: ArrayLike, b_scores: ArrayLike, *, n_resamples: i
     observed = float(delta.mean())
     rng = np.random.default_rng(seed)
     diffs = np.concatenate(list(_resampled_means(delta, n_resamples, rng)))
+    return _bootstrap_result(observed, diffs, confidence)
+
+
+def _bootstrap_result(observed: float, resampled: NDArray[np.float64], confidence: float
+                      ) -> PairedBootstrapResult:
+    """The observed difference with the two-sided p-value and percentile CI of its
+    bootstrap replicates `resampled` (p: the share of replicates shifted to mean zero at
+    least as far from zero as `observed`, add-one smoothed)."""
     # The tiny tolerance keeps float noise from deciding ties (e.g. identical systems).
-    extreme = np.abs(diffs - observed) >= abs(observed) - 1e-12
-    p_value = (int(extreme.sum()) + 1) / (n_resamples + 1)
+    extreme = np.abs(resampled - observed) >= abs(observed) - 1e-12
+    p_value = (int(extreme.sum()) + 1) / (resampled.size + 1)
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(diffs, [alpha, 1 - alpha])
+    low, high = np.quantile(resampled, [alpha, 1 - alpha])
     return PairedBootstrapResult(diff=observed, p_value=min(1.0, p_value), low=float(low),
                                  high=float(high))
 
@@ -192,17 +200,12 @@ def length_controlled(a_scores: ArrayLike, b_scores: ArrayLike, a_words: ArrayLi
     x = np.log((wa + 1) / (wb + 1))
     observed = float(_intercepts(d[None, :], x[None, :])[0])
     rng = np.random.default_rng(seed)
-    n, per_block, fits = d.size, max(1, _BLOCK_CELLS // d.size), []
+    n, per_block = d.size, max(1, _BLOCK_CELLS // d.size)
+    fits: list[NDArray[np.float64]] = []
     while (done := sum(f.size for f in fits)) < n_resamples:
         idx = rng.integers(0, n, size=(min(per_block, n_resamples - done), n))
         fits.append(_intercepts(d[idx], x[idx]))
-    alphas = np.concatenate(fits)
-    extreme = np.abs(alphas - observed) >= abs(observed) - 1e-12
-    p_value = (int(extreme.sum()) + 1) / (n_resamples + 1)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(alphas, [alpha, 1 - alpha])
-    return PairedBootstrapResult(diff=observed, p_value=min(1.0, p_value), low=float(low),
-                                 high=float(high))
+    return _bootstrap_result(observed, np.concatenate(fits), confidence)
 
 
 def _intercepts(d: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np.float64]:
