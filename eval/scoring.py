@@ -441,7 +441,7 @@ def pair_tests(order: list[str], scores: dict[str, dict[str, list]],
                 r2 = paired_bootstrap([x for x, _ in both], [y for _, y in both])
                 tests.append(PairTest(a=a, b=b, metric=f"{metric} (paired bootstrap)",
                                       statistic=r2.diff, p_value=r2.p_value, n=len(both)))
-        if "geval" in scores[a] and "geval" in scores[b] and "words" in scores[a]:
+        if all("geval" in scores[m] and "words" in scores[m] for m in (a, b)):
             tests += _length_controlled(a, b, scores, ia, ib)
     return tests
 
