@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kg_builder.corpora import builtin_domains, builtin_sources, check_not_evaluation_file
+from kg_builder.corpora import (
+    builtin_domains,
+    builtin_sources,
+    check_not_evaluation_file,
+    withdrawn_sources,
+)
 from kg_builder.domains import check_not_reserved
 from kg_builder.sources import Chunk, LoadReport, Source, load, user_source
 from kgrag.errors import KgragError
@@ -36,6 +41,7 @@ class BuildPlan:
     source_names: list[str]
     reports: list[LoadReport]
     selection: str
+    withdrawn: list[str] = field(default_factory=list)  # sources no longer read: taken back
 
     @property
     def skipped_lines(self) -> int:
@@ -85,4 +91,5 @@ def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: 
         chunks = [c for c in chunks if c.document_id in wanted]
     if not chunks:
         raise KgragError(f"no records to build {domain!r} from ({selection})")
-    return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection)
+    withdrawn = [] if sources else withdrawn_sources(domain, p.settings.data_dir)
+    return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection, withdrawn)

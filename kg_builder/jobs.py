@@ -176,9 +176,10 @@ class BuildJob:
                  config: ExtractConfig | None = None, load_skipped: int = 0,
                  command: str = "", resolve: bool = True,
                  extractor: Extractor | None = None, embed: bool = True,
-                 left_out: Sequence[str] = ()) -> None:
+                 left_out: Sequence[str] = (), withdrawn: Sequence[str] = ()) -> None:
         self.p = platform
         self.left_out = sorted(set(left_out))  # documents the sources leave out on purpose
+        self.withdrawn = sorted(set(withdrawn))  # sources no longer read (not knowledge)
         self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
@@ -321,22 +322,27 @@ class BuildJob:
 
     def _withdraw(self) -> None:
         """Take back what an earlier build made of the records the sources now leave out
-        (`left_out`: they repeat an evaluation question), so the graph holds nothing of
+        (`left_out`: they repeat an evaluation question) and of the sources the domain no
+        longer reads (`withdrawn`: not knowledge sources), so the graph holds nothing of
         them whichever build wrote it."""
         self.record.records_withdrawn = 0
-        if not self.left_out:
-            return
-        rows = self.p.store.read("kg/document_chunks", {"domain": self.domain,
-                                                        "docs": self.left_out})
+        rows = []
+        if self.left_out:
+            rows += self.p.store.read("kg/document_chunks", {"domain": self.domain,
+                                                             "docs": self.left_out})
+        if self.withdrawn:
+            rows += self.p.store.read("kg/source_chunks", {"domain": self.domain,
+                                                           "sources": self.withdrawn})
         if not rows:
             return
         ids = sorted(r["id"] for r in rows)
         docs = sorted({r["doc"] for r in rows})
         gone = self._take_back(ids, docs)
         self.record.records_withdrawn = len(docs)
-        log.warning("%d record(s) of %s that repeat an evaluation question were in the graph "
-                    "(%d chunks): their facts were retracted (%d entities left without facts "
-                    "deleted)", len(docs), self.domain, len(ids), gone)
+        log.warning("%d record(s) of %s that repeat an evaluation question or come from a "
+                    "source that is not a knowledge source were in the graph (%d chunks): "
+                    "their facts were retracted (%d entities left without facts deleted)",
+                    len(docs), self.domain, len(ids), gone)
 
     def _take_back(self, ids: list[str], docs: list[str]) -> int:
         """Retract chunks `ids` (facts keep their other sources), then delete the entities

@@ -331,6 +331,30 @@ def test_saved_extractions_of_an_edited_record_are_not_replayed(platform, test_d
                                                   ("fox", "hunts", "rabbit")}
 
 
+def test_a_source_no_longer_read_is_withdrawn(platform, test_domain, tmp_path):
+    """A source an earlier build read is not a knowledge source (LegalBench's test splits):
+    the next build, which no longer reads it, takes back every fact only it supported."""
+    kept = _chunks(test_domain, 1)
+    old = Chunk(id=f"{test_domain}:old:1", domain=test_domain,
+                document_id=f"{test_domain}:old:1", text="Owls eat voles.",
+                source="bench/task/test.jsonl", line=1)
+    first, _ = _job(platform, [_reply((1, "fox", "eats", "mice"), (2, "owl", "eats",
+                                                                     "vole"))],
+                    tmp_path, test_domain, [kept[0], old])
+    first.run(progress=False)
+    assert set(_facts(platform, test_domain)) == {("fox", "eats", "mice"),
+                                                  ("owl", "eats", "vole")}
+    again, p2 = _job(platform, [], tmp_path, test_domain, kept,
+                     withdrawn=["bench/task/test.jsonl", "bench/other/test.jsonl"])
+    record = again.run(progress=False)
+    assert p2.chat_model.prompts == [] and record.records_withdrawn == 1
+    assert _facts(platform, test_domain) == {("fox", "eats", "mice"): [kept[0].id]}
+    keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}
+    assert "vole" not in keys and "fox" in keys
+    assert platform.store.read("kg/chunk_texts", {"domain": test_domain,
+                                                  "ids": [old.id]}) == []
+
+
 def test_records_now_left_out_are_withdrawn_and_not_replayed(platform, test_domain, tmp_path):
     """A source now leaves a record out (it repeats an evaluation question): the next
     build takes back what the graph holds of it, and its saved batch does not bring it

@@ -77,3 +77,21 @@ def test_the_frozen_medical_graph_is_a_full_build_in_two_parts_and_not_a_demo_ex
                               "cooccurs": 610629}
     assert full.with_name(full.name + ".part2").is_file()
     assert full not in demo.GRAPH_EXPORTS.glob("*.jsonl.gz")
+
+
+def test_the_committed_legal_export_holds_no_legalbench_test_split() -> None:
+    """LegalBench's test splits are its evaluation data, not knowledge sources: withdrawn
+    from the committed export (scripts/withdraw_sources.py), the counts kept consistent."""
+    import gzip
+    import json
+
+    with gzip.open(ROOT / "data" / "graphs" / "legal.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    meta = rows[0]
+    assert not any(s.endswith("/test.jsonl") for s in meta["sources"])
+    assert meta["withdrawn"][0]["sources"] == "legalbench/*/test.jsonl"
+    chunks = {r["id"] for r in rows if r["type"] == "chunk"}
+    assert not any(".test:" in c for c in chunks)
+    provenance = {c for r in rows if r["type"] in ("fact", "cooccur") for c in r["chunks"]}
+    assert provenance <= chunks
+    assert meta["counts"]["chunks"] == len(chunks)

@@ -18,6 +18,7 @@ from kg_builder.corpora import (
     parse_medmcqa,
     parse_medquad,
     parse_mmlu_law,
+    withdrawn_sources,
 )
 from kg_builder.sources import (
     JsonlSource,
@@ -310,24 +311,31 @@ def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
                                                   {"text": "  ", "label": "No"}])
     write_jsonl(root / "rule_qa" / "test.jsonl", [{"text": "Where is X codified?",
                                                    "label": "28 USC 1332"}])
+    write_jsonl(root / "rule_qa" / "train.jsonl", [{"text": "Where is Y codified?",
+                                                    "label": "28 USC 1331"},
+                                                   {"text": "  ", "label": "No"}])
     sources = legalbench_sources(tmp_path)
+    # the test splits are LegalBench's evaluation data: never a source, named for withdrawal
     assert [s.name for s in sources] == [
-        "legalbench/hearsay/train.jsonl", "legalbench/hearsay/test.jsonl",
-        "legalbench/hearsay/README.md", "legalbench/rule_qa/test.jsonl",
-        "legalbench/rule_qa/README.md"]
+        "legalbench/hearsay/train.jsonl", "legalbench/hearsay/README.md",
+        "legalbench/rule_qa/train.jsonl", "legalbench/rule_qa/README.md"]
+    assert withdrawn_sources("legal", tmp_path) == [
+        "legalbench/hearsay/test.jsonl", "legalbench/rule_qa/test.jsonl"]
+    assert withdrawn_sources("medical", tmp_path) == []
     chunks, reports = [], []
     for s in sources:
         got, report = load(s)
         chunks += got
         reports.append(report)
     ids = [c.id for c in chunks]
-    assert len(ids) == len(set(ids)) == 5
+    assert len(ids) == len(set(ids)) == 4
     assert ids[0] == "legal:legalbench.hearsay.train:L1"
     assert chunks[0].text == "A said B." and chunks[0].meta == {"label": "Yes"}
     assert chunks[0].source == "legalbench/hearsay/train.jsonl"
-    assert reports[1].skipped == 1  # the empty record: counted, not lost silently
-    qa = next(c for c in chunks if "rule_qa.test" in c.id)
-    assert qa.text == "Question: Where is X codified?\nAnswer: 28 USC 1332"
+    assert not any(".test" in c.id or "C said D" in c.text for c in chunks)
+    assert reports[2].skipped == 1  # the empty record: counted, not lost silently
+    qa = next(c for c in chunks if "rule_qa.train" in c.id)
+    assert qa.text == "Question: Where is Y codified?\nAnswer: 28 USC 1331"
     assert any(c.title == "hearsay" and "out-of-court" in c.text for c in chunks)
 
 
