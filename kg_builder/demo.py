@@ -177,7 +177,7 @@ def _build_full(p: Platform, console: Console, domains: list[str]) -> None:
         command = f"build --domain {domain} --extractor fast --no-resolve --defer-embeddings"
         console.print(f"{domain}: {len(plan.chunks):,} chunks, `kgrag {command}`")
         record = BuildJob(p, domain, plan.chunks, plan.source_names, command=command,
-                          left_out=plan.left_out, withdrawn=plan.withdrawn,
+                          left_out=plan.left_out, source_folders=plan.source_folders,
                           load_skipped=plan.skipped_lines, resolve=False, extractor=fast,
                           embed=False).run()
         report = WriteReport(domain)

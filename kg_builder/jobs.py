@@ -176,10 +176,10 @@ class BuildJob:
                  config: ExtractConfig | None = None, load_skipped: int = 0,
                  command: str = "", resolve: bool = True,
                  extractor: Extractor | None = None, embed: bool = True,
-                 left_out: Sequence[str] = (), withdrawn: Sequence[str] = ()) -> None:
+                 left_out: Sequence[str] = (), source_folders: Sequence[str] = ()) -> None:
         self.p = platform
         self.left_out = sorted(set(left_out))  # documents the sources leave out on purpose
-        self.withdrawn = sorted(set(withdrawn))  # sources no longer read (not knowledge)
+        self.source_folders = sorted(set(source_folders))  # unread files: taken back
         self.resolve = resolve
         self.domain = domain
         self.chunks = list(chunks)
@@ -322,17 +322,18 @@ class BuildJob:
 
     def _withdraw(self) -> None:
         """Take back what an earlier build made of the records the sources now leave out
-        (`left_out`: they repeat an evaluation question) and of the sources the domain no
-        longer reads (`withdrawn`: not knowledge sources), so the graph holds nothing of
-        them whichever build wrote it."""
+        (`left_out`: they repeat an evaluation question) and of the files in the sources'
+        folders that this build does not read (`source_folders`: not knowledge sources),
+        so the graph holds nothing of them whichever build wrote it."""
         self.record.records_withdrawn = 0
         rows = []
         if self.left_out:
             rows += self.p.store.read("kg/document_chunks", {"domain": self.domain,
                                                              "docs": self.left_out})
-        if self.withdrawn:
-            rows += self.p.store.read("kg/source_chunks", {"domain": self.domain,
-                                                           "sources": self.withdrawn})
+        if self.source_folders:
+            rows += self.p.store.read("kg/source_chunks", {
+                "domain": self.domain, "folders": self.source_folders,
+                "read": self.record.sources})
         if not rows:
             return
         ids = sorted(r["id"] for r in rows)

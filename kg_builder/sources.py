@@ -160,7 +160,7 @@ class _FileSource:
     @property
     def name(self) -> str:
         """The file name, or the label a source was given (files of the same name in
-        several folders, e.g. LegalBench's `<task>/test.jsonl`)."""
+        several folders, e.g. LegalBench's `<task>/train.jsonl`)."""
         return getattr(self, "label", "") or self.path.name
 
     @property

@@ -39,10 +39,12 @@ class ScriptedPlatform:
         self.settings = Settings(home=home)
 
 
-def _job(real, replies, tmp_path, domain, chunks, **kw) -> tuple[BuildJob, ScriptedPlatform]:
+def _job(real, replies, tmp_path, domain, chunks, sources=("src.jsonl",),
+         **kw) -> tuple[BuildJob, ScriptedPlatform]:
     p = ScriptedPlatform(real, replies, tmp_path)
     cfg = ExtractConfig(batch_size=2)
-    return BuildJob(p, domain, chunks, ["src.jsonl"], config=cfg, **kw), p  # type: ignore[arg-type]
+    return BuildJob(p, domain, chunks, list(sources), config=cfg,  # type: ignore[arg-type]
+                    **kw), p
 
 
 def test_build_writes_with_provenance_and_rerun_adds_nothing(platform, test_domain, tmp_path):
@@ -332,23 +334,32 @@ def test_saved_extractions_of_an_edited_record_are_not_replayed(platform, test_d
 
 
 def test_a_source_no_longer_read_is_withdrawn(platform, test_domain, tmp_path):
-    """A source an earlier build read is not a knowledge source (LegalBench's test splits):
-    the next build, which no longer reads it, takes back every fact only it supported."""
+    """A file of a source folder that an earlier build read is not a knowledge source
+    (LegalBench's test splits): the next build, which reads only the folder's other files,
+    takes back every fact only it supported and keeps what the files it reads support."""
     kept = _chunks(test_domain, 1)
     old = Chunk(id=f"{test_domain}:old:1", domain=test_domain,
                 document_id=f"{test_domain}:old:1", text="Owls eat voles.",
                 source="bench/task/test.jsonl", line=1)
+    train = Chunk(id=f"{test_domain}:train:1", domain=test_domain,
+                  document_id=f"{test_domain}:train:1", text="Hawks eat mice.",
+                  source="bench/task/train.jsonl", line=1)
+    sources = ["src.jsonl", "bench/task/train.jsonl"]
     first, _ = _job(platform, [_reply((1, "fox", "eats", "mice"), (2, "owl", "eats",
-                                                                     "vole"))],
-                    tmp_path, test_domain, [kept[0], old])
+                                                                     "vole")),
+                               _reply((1, "hawk", "eats", "mice"))],
+                    tmp_path, test_domain, [kept[0], old, train],
+                    sources=[*sources, "bench/task/test.jsonl"])
     first.run(progress=False)
     assert set(_facts(platform, test_domain)) == {("fox", "eats", "mice"),
-                                                  ("owl", "eats", "vole")}
-    again, p2 = _job(platform, [], tmp_path, test_domain, kept,
-                     withdrawn=["bench/task/test.jsonl", "bench/other/test.jsonl"])
+                                                  ("owl", "eats", "vole"),
+                                                  ("hawk", "eats", "mice")}
+    again, p2 = _job(platform, [], tmp_path, test_domain, [kept[0], train], sources=sources,
+                     source_folders=["bench/"])
     record = again.run(progress=False)
     assert p2.chat_model.prompts == [] and record.records_withdrawn == 1
-    assert _facts(platform, test_domain) == {("fox", "eats", "mice"): [kept[0].id]}
+    assert _facts(platform, test_domain) == {("fox", "eats", "mice"): [kept[0].id],
+                                             ("hawk", "eats", "mice"): [train.id]}
     keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}
     assert "vole" not in keys and "fox" in keys
     assert platform.store.read("kg/chunk_texts", {"domain": test_domain,

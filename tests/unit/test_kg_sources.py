@@ -18,7 +18,7 @@ from kg_builder.corpora import (
     parse_medmcqa,
     parse_medquad,
     parse_mmlu_law,
-    withdrawn_sources,
+    source_folders,
 )
 from kg_builder.sources import (
     JsonlSource,
@@ -315,13 +315,13 @@ def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
                                                     "label": "28 USC 1331"},
                                                    {"text": "  ", "label": "No"}])
     sources = legalbench_sources(tmp_path)
-    # the test splits are LegalBench's evaluation data: never a source, named for withdrawal
+    # the test splits are LegalBench's evaluation data: never a source; a build takes
+    # back whatever it reads from the folder no longer, without naming a file
     assert [s.name for s in sources] == [
         "legalbench/hearsay/train.jsonl", "legalbench/hearsay/README.md",
         "legalbench/rule_qa/train.jsonl", "legalbench/rule_qa/README.md"]
-    assert withdrawn_sources("legal", tmp_path) == [
-        "legalbench/hearsay/test.jsonl", "legalbench/rule_qa/test.jsonl"]
-    assert withdrawn_sources("medical", tmp_path) == []
+    assert source_folders("legal") == ["legalbench/"]
+    assert source_folders("medical") == []
     chunks, reports = [], []
     for s in sources:
         got, report = load(s)
