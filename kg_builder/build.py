@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from kg_builder.corpora import (
     builtin_domains,
     builtin_sources,
-    check_not_evaluation_file,
+    check_user_source,
     source_folders,
 )
 from kg_builder.domains import check_not_reserved
@@ -62,7 +62,7 @@ def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: 
     srcs: list[Source]
     if sources:
         for path in sources:
-            check_not_evaluation_file(path)
+            check_user_source(path, p.settings.data_dir)
         srcs = [user_source(path, domain) for path in sources]
     elif domain in builtin_domains():
         srcs = list(builtin_sources(domain, p.settings.data_dir))

@@ -159,7 +159,7 @@ def parse_legalbench(row: Any, ctx: RowContext) -> list[Chunk]:
     r = _LegalBenchRow.model_validate(row)
     if not r.text.strip():
         raise ValueError("empty text")
-    if ctx.stem.endswith("rule_qa.test") or ctx.stem.endswith("rule_qa.train"):
+    if ctx.stem.rsplit(".", 1)[0].endswith("rule_qa"):  # `legalbench.<task>.<file>`
         head = f"Question: {collapse(r.text)}\nAnswer: {collapse(r.label)}"
         return ctx.chunks(ctx.document_id(None), head)
     return ctx.chunks(ctx.document_id(None), "", collapse(r.text),
@@ -184,27 +184,6 @@ def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Sou
                                   label=f"legalbench/{task.name}/README.md"))
     return out
 
-# ------------------------------------------------------------------ what to read
-def evaluation_files() -> frozenset[str]:
-    """The evaluation question files of the shared data folder, as `eval.datasets`
-    names them (the one list of them): a build never reads one, neither as a built-in
-    source nor as a user's `--source` (`check_not_evaluation_file`)."""
-    from eval.datasets import DATASETS
-
-    return frozenset(s.path for s in DATASETS.values())
-
-
-def check_not_evaluation_file(path: Path) -> None:
-    """Refuse an evaluation file (by its name: a copy elsewhere is refused too) as a
-    build source. The only graph built from evaluation questions is the paper-protocol
-    experiment (`kgrag graph paper-protocol`), in a domain of its own."""
-    name = path.name.lower()
-    if "dev300" in name or name in {Path(f).name for f in evaluation_files()}:
-        raise KgragError(f"{path} is an evaluation file: a build never reads evaluation "
-                         "questions", hint="build from knowledge sources (the built-in "
-                         "domains) or your own documents; the paper's Appendix B protocol "
-                         "graph is built only by `kgrag graph paper-protocol --dataset csqa`")
-
 _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
     "commonsense": (("commonsense/csqa_train.jsonl", parse_csqa),),
     "medical": (("medical/medmcqa_dev.jsonl", parse_medmcqa),
@@ -222,6 +201,30 @@ def source_folders(domain: str) -> list[str]:
     only. A document an earlier build read from such a folder, from a file this build
     does not read, is taken back (`BuildJob`): no file is named, so none is opened."""
     return list(_SOURCE_FOLDERS.get(domain, ()))
+
+
+def knowledge_source_files(data_dir: Path) -> frozenset[Path]:
+    """Every knowledge-source file of the shared data folder that a built-in domain reads
+    (the files `builtin_sources` opens, whether or not they exist here), resolved."""
+    paths = [data_dir / rel for specs in _BUILTIN.values() for rel, _ in specs]
+    for task in (data_dir / "legal" / "legalbench").glob("*"):
+        paths += [task / "train.jsonl", task / "README.md"]
+    return frozenset(p.resolve() for p in paths)
+
+
+def check_user_source(path: Path, data_dir: Path) -> None:
+    """A `--source` file is the user's own document or one of the shared knowledge
+    sources. Any other file of the shared data folder (its evaluation questions among
+    them) is refused: a build reads knowledge-source files only, and this rule names
+    none of the others. The only graph built from evaluation questions is the
+    paper-protocol experiment (`kgrag graph paper-protocol`), in a domain of its own."""
+    resolved, root = path.resolve(), data_dir.resolve()
+    if resolved.is_relative_to(root) and resolved not in knowledge_source_files(data_dir):
+        raise KgragError(f"{path} is in the shared data folder but is not a knowledge "
+                         "source: a build reads knowledge-source files only",
+                         hint="build a built-in domain (its knowledge sources) or your own "
+                         "documents; the paper's Appendix B protocol graph is built only by "
+                         "`kgrag graph paper-protocol --dataset csqa`")
 
 
 def builtin_domains() -> tuple[str, ...]:

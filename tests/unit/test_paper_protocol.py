@@ -20,7 +20,7 @@ from eval.datasets import DATASETS
 from eval.records import FORMATS
 from eval.report import heading
 from kg_builder.build import plan_build
-from kg_builder.corpora import builtin_domains, check_not_evaluation_file, evaluation_files
+from kg_builder.corpora import builtin_domains, check_user_source, knowledge_source_files
 from kg_builder.graph_io import FORMAT, import_graph
 from kg_builder.paper_protocol import (
     PAPER_PROTOCOL_DOMAIN,
@@ -111,17 +111,11 @@ class _P:
         self.settings = SimpleNamespace(data_dir=data_dir)
 
 
-def test_normal_builds_refuse_evaluation_files_and_the_protocol_domain(data: Path,
-                                                                       tmp_path: Path) -> None:
+def test_normal_builds_refuse_what_is_not_a_knowledge_source(data: Path,
+                                                              tmp_path: Path) -> None:
     dev = data / "commonsense" / "csqa_dev300.jsonl"
-    copy = tmp_path / "mine" / "medqa_us_dev300.jsonl"
-    copy.parent.mkdir()
-    copy.write_text(dev.read_text())
-    val = tmp_path / "mine" / "mmlu_professional_law_val.jsonl"
-    val.write_text('{"text": "x"}\n')
-    for path in (dev, copy, val):
-        with pytest.raises(KgragError, match="evaluation file"):
-            plan_build(_P(data), "my-notes", [path], None)  # type: ignore[arg-type]
+    with pytest.raises(KgragError, match="not a knowledge source"):
+        plan_build(_P(data), "my-notes", [dev], None)  # type: ignore[arg-type]
     notes = tmp_path / "notes.md"
     notes.write_text("Foxes live in dens.\n")
     assert plan_build(_P(data), "my-notes", [notes], None).chunks  # type: ignore[arg-type]
@@ -129,13 +123,22 @@ def test_normal_builds_refuse_evaluation_files_and_the_protocol_domain(data: Pat
         plan_build(_P(data), PAPER_PROTOCOL_DOMAIN, [notes], None)  # type: ignore[arg-type]
 
 
-def test_every_evaluation_dataset_file_is_refused_as_a_build_source(tmp_path: Path) -> None:
-    assert evaluation_files()
-    for rel in evaluation_files():  # refused by name, wherever a copy lies
-        with pytest.raises(KgragError, match="evaluation file"):
-            check_not_evaluation_file(tmp_path / Path(rel).name)
-    check_not_evaluation_file(tmp_path / "csqa_train.jsonl")  # a knowledge source passes
-    check_not_evaluation_file(tmp_path / "medmcqa_dev.jsonl")
+def test_only_knowledge_sources_of_the_data_folder_pass(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    task = data / "legal" / "legalbench" / "hearsay"
+    task.mkdir(parents=True)
+    (data / "medical").mkdir()
+    passing = [data / "medical" / "medmcqa_dev.jsonl", data / "commonsense" / "csqa_train.jsonl",
+               task / "train.jsonl", task / "README.md", tmp_path / "mine" / "notes.md"]
+    refused = [data / "medical" / "medquad_dev300.jsonl", task / "test.jsonl",
+               data / "legal" / "mmlu_professional_law_val.jsonl", data / "README.md",
+               data / "medical" / ".." / "medical" / "medqa_us_dev300.jsonl"]
+    assert {p.resolve() for p in passing[:4]} <= knowledge_source_files(data)
+    for path in passing:
+        check_user_source(path, data)
+    for path in refused:
+        with pytest.raises(KgragError, match="not a knowledge source"):
+            check_user_source(path, data)
 
 
 def test_the_protocol_domain_is_never_a_default() -> None:
