@@ -2,7 +2,7 @@
 
 Only knowledge sources are listed (the shared data README's `*_train`, `*_kg_source`,
 `*_corpus`, `medmcqa_dev`, the Wikipedia passages and LegalBench's tasks: their train
-records and the rule descriptions of their READMEs), never evaluation questions. Every record of
+records only), never evaluation questions. Every record of
 every source is read: no selection by the evaluation questions (not even by their
 concepts). One exception takes away, never adds: a source's records that repeat an
 evaluation question (480 of MedQuAD's corpus records) are left out, as the passage corpus
@@ -31,7 +31,6 @@ from kg_builder.sources import (
     RowContext,
     RowParser,
     Source,
-    TextSource,
     parse_passage,
 )
 from kgrag.errors import KgragError
@@ -167,10 +166,11 @@ def parse_legalbench(row: Any, ctx: RowContext) -> list[Chunk]:
 
 
 def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Source]:
-    """Every LegalBench task under `legal/legalbench/`: its train records, then its README
-    (the task's rule description, Markdown). Sorted by task, so ids are stable. Nothing
-    else in a task's folder is read: the rest is LegalBench's evaluation data (builds
-    before 2026-12-01 read it; `source_folders` makes a build take it back)."""
+    """Every LegalBench task under `legal/legalbench/`: its train records (`*_train`, a
+    knowledge source by the data folder's README), sorted by task so ids are stable.
+    Nothing else in a task's folder is read, neither its test split (evaluation data,
+    read by builds before 2026-12-01) nor its README (read until 2026-12-07): a build
+    takes back what it made of them (`source_folders`)."""
     out: list[Source] = []
     root = data_dir / "legal" / "legalbench"
     for task in sorted(p for p in root.glob("*") if p.is_dir()):
@@ -178,10 +178,6 @@ def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Sou
         if path.is_file():
             out.append(JsonlSource("legal", path, parse_legalbench, max_chars,
                                    label=f"legalbench/{task.name}/{path.name}"))
-        readme = task / "README.md"
-        if readme.is_file():
-            out.append(TextSource("legal", readme, markdown=True, max_chars=max_chars,
-                                  label=f"legalbench/{task.name}/README.md"))
     return out
 
 _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
@@ -208,7 +204,7 @@ def knowledge_source_files(data_dir: Path) -> frozenset[Path]:
     (the files `builtin_sources` opens, whether or not they exist here), resolved."""
     paths = [data_dir / rel for specs in _BUILTIN.values() for rel, _ in specs]
     for task in (data_dir / "legal" / "legalbench").glob("*"):
-        paths += [task / "train.jsonl", task / "README.md"]
+        paths.append(task / "train.jsonl")
     return frozenset(p.resolve() for p in paths)
 
 

@@ -129,11 +129,11 @@ def test_only_knowledge_sources_of_the_data_folder_pass(tmp_path: Path) -> None:
     task.mkdir(parents=True)
     (data / "medical").mkdir()
     passing = [data / "medical" / "medmcqa_dev.jsonl", data / "commonsense" / "csqa_train.jsonl",
-               task / "train.jsonl", task / "README.md", tmp_path / "mine" / "notes.md"]
-    refused = [data / "medical" / "medquad_dev300.jsonl", task / "test.jsonl",
+               task / "train.jsonl", tmp_path / "mine" / "notes.md"]
+    refused = [data / "medical" / "medquad_dev300.jsonl", task / "test.jsonl", task / "README.md",
                data / "legal" / "mmlu_professional_law_val.jsonl", data / "README.md",
                data / "medical" / ".." / "medical" / "medqa_us_dev300.jsonl"]
-    assert {p.resolve() for p in passing[:4]} <= knowledge_source_files(data)
+    assert {p.resolve() for p in passing[:3]} <= knowledge_source_files(data)
     for path in passing:
         check_user_source(path, data)
     for path in refused:
