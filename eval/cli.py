@@ -4,6 +4,7 @@ run directory, score it, report on runs. `kgrag progress`: how far a run has got
 `kgrag bench scoring`: seconds to score.
 `kgrag sweep`: one MetaKGRAG parameter over a list of values, scored and plotted.
 `kgrag evidence`: what the KG methods retrieve for each question, without answering.
+`kgrag judge-agreement`: the G-Eval judge against hand labels (`eval.judge_check`).
 
     kgrag sweep --dataset csqa --domain commonsense --method metakgrag \\
         --param tau_coverage --values 0.4,0.5,0.6,0.7,0.8 --n 50 --out runs/sweep-tau
@@ -27,7 +28,7 @@ from kgrag.platform import Platform
 
 def register(app: typer.Typer) -> None:
     """Add `eval`, `score`, `progress`, `breakdown`, `report`, `bench scoring`, `sweep`,
-    `evidence` and `reader prior` to the root `kgrag` app."""
+    `evidence`, `judge-agreement` and `reader prior` to the root `kgrag` app."""
     app.command("eval")(eval_)
     app.command()(score)
     app.command()(progress)
@@ -37,6 +38,7 @@ def register(app: typer.Typer) -> None:
     group(app, "bench").command("geval")(bench_geval)
     app.command("sweep")(sweep)
     app.command("evidence")(evidence)
+    app.command("judge-agreement")(judge_agreement)
     reader_app = cli_group("The multiple-choice reader (letter probabilities).")
     reader_app.command("prior")(reader_prior)
     reader_app.command("trust")(reader_trust)
@@ -125,6 +127,10 @@ def score(
         from kgrag.config import load_settings
 
         g = load_judge(load_settings(), judge, stored_only=geval_stored)
+        from eval.judge_check import judge_warning
+
+        if warning := judge_warning(g.name):
+            console.print(f"[yellow]warning:[/] {warning}")
     console.print(markdown(score_run(run, bertscore=bertscore, judge=g, progress=True,
                                    same=same, judge_complete=geval_complete,
                                    judge_stored=geval_stored)))
@@ -384,3 +390,30 @@ def evidence(
                                  param=param, values=values, parallel=parallel, force=force)
     console.print("\n".join(table(summaries)))
     console.print(f"written: {out / 'evidence.md'}")
+
+
+def judge_agreement(
+    labels: Annotated[Path, typer.Argument(help="Hand labels (JSON Lines, docs/judge/).")],
+    run: Annotated[Path, typer.Argument(help="Run whose geval.jsonl holds the judge's "
+                                             "scores of the labelled answers.")],
+    judge: Annotated[str, typer.Option(help="Judge model name the scores are stored "
+                                            "under.")] = "qwen2.5-coder-1.5b",
+    json_out: Annotated[bool, typer.Option("--json", help="Print the check as JSON.")] = False,
+    write: Annotated[bool, typer.Option(
+        help="Record the verdict in eval/judge_checks.json (read by `kgrag score "
+             "--geval`).")] = False,
+) -> None:
+    """The G-Eval judge against hand labels: Spearman ρ and quadratic-weighted κ per
+    dimension with bootstrap CIs, and each side's correlation with answer length."""
+    from eval.judge_check import check_judge, check_table, judge_scores, load_labels, record
+
+    hand = load_labels(labels)  # a KgragError is printed by the root CLI, no traceback
+    check = check_judge(hand, judge_scores(hand, run, judge), judge=judge,
+                        labels_path=str(labels), run=str(run))
+    if write:
+        record(check)
+    if json_out:
+        print(check.model_dump_json(indent=2))
+    else:
+        for line in check_table(check):
+            print(line)
