@@ -32,7 +32,7 @@ def graph_coverage(
     entities, beside the wrong options (no LLM; answers read only to score)."""
     from rich.progress import Progress
 
-    from metakg.coverage import coverage_table, run_coverage
+    from metakg.coverage import coverage_table, kind_table, run_coverage
 
     p = Platform()
     with Progress(console=err) as bar:  # on stderr: --json stays parseable
@@ -43,6 +43,7 @@ def graph_coverage(
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
         return
     console.print("\n".join(coverage_table({report.dataset: report})), soft_wrap=True)
+    console.print("\n".join(kind_table(report)), soft_wrap=True)
     console.print(f"{report.questions} questions ({report.skipped} skipped), "
                   f"{report.mean_seeds:.1f} question entities on average; correct target "
                   f"names an entity {100 * report.correct_matched:.1f}%, wrong "

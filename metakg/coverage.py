@@ -28,10 +28,14 @@ For each question (no LLM, deterministic):
 Shares (all in [0, 1]; "within h" includes shorter distances):
 
 - `concepts_matched`: questions with at least one seed.
-- `correct_within_hops[h]`: multiple choice — the correct option has an entity within h
-  hops of a seed; open — *every* supporting paragraph's title entity is within h hops.
-- `wrong_within_hops[h]`: the mean over questions of the *fraction* of wrong options
-  (open: distractor titles) within h hops (0 for a question without any).
+- `correct_within_hops[h]` / `wrong_within_hops[h]`: one statistic for both sides, the
+  mean over questions of the *fraction* of correct (wrong) targets — options, or
+  supporting (distractor) titles — with an entity within h hops (0 for a question
+  without any). A target the question itself names (a seed: distance 0, e.g. a title
+  the question spells out) is left out of both fractions and counted apart in
+  `correct_named` / `wrong_named`.
+- `correct_by_kind[k]` / `wrong_by_kind[k]`: the same fractions at 1 hop over edges of
+  relation kind k only: the discrimination a reader needs, per kind.
 - `any_wrong_within_hops[h]`: questions where at least one wrong option / distractor is.
 - `only_correct_within_hops[h]`: the correct target is within h hops and no wrong one is:
   the questions where reachability alone would single out the answer.
@@ -51,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kgrag.errors import KgragError
 from kgrag.types import Question
@@ -71,6 +75,8 @@ class Ball:
 
     neighbours: dict[str, set[str]] = field(default_factory=dict)
     cut: bool = False  # a neighbour list reached the cap
+    # entity key → neighbour key → relation kinds of the edges between them
+    kinds: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
 
 class Reach(Protocol):
@@ -95,6 +101,8 @@ class CypherReach:
         ball = Ball()
         for r in rows:
             ball.neighbours[r["key"]] = set(r["neighbours"])
+            ball.kinds[r["key"]] = {n: set(k) for n, k in zip(
+                r["neighbours"], r.get("kinds") or [[]] * len(r["neighbours"]), strict=True)}
             ball.cut |= len(r["neighbours"]) >= self.neighbour_cap
         return ball
 
@@ -110,6 +118,7 @@ class Distances:
 
     hops: dict[str, int]
     truncated: bool
+    kinds: dict[str, frozenset[str]] = field(default_factory=dict)  # 1 hop: joining kinds
 
 
 def distances(seeds: Sequence[str], targets: Iterable[str], reach: Reach,
@@ -135,6 +144,9 @@ def distances(seeds: Sequence[str], targets: Iterable[str], reach: Reach,
         elif t in ball.neighbours:  # an entity that has neighbours at all
             pending.append((t, b1t))
     truncated = ball.cut
+    kinds = {t: frozenset().union(*(ball.kinds.get(t, {}).get(s, set())
+                                     | ball.kinds.get(s, {}).get(t, set()) for s in seed_set))
+             for t in targets if out[t] == 1}
     if pending:
         frontier = sorted(near - seed_set)
         if len(frontier) > frontier_cap:
@@ -144,7 +156,7 @@ def distances(seeds: Sequence[str], targets: Iterable[str], reach: Reach,
         for t, b1t in pending:
             if b1t & hit:
                 out[t] = 3
-    return Distances(out, truncated)
+    return Distances(out, truncated, kinds)
 
 
 class CoverageReport(BaseModel):
@@ -163,13 +175,20 @@ class CoverageReport(BaseModel):
     wrong_within_hops: dict[str, float]
     any_wrong_within_hops: dict[str, float]
     only_correct_within_hops: dict[str, float]
+    correct_named: float = 0.0  # mean fraction of correct targets the question names
+    wrong_named: float = 0.0
+    correct_by_kind: dict[str, float] = Field(default_factory=dict)  # 1 hop, per kind
+    wrong_by_kind: dict[str, float] = Field(default_factory=dict)
     truncated: int = 0
     round_trips: int = 0
     seconds: float = 0.0
     median_ms: float = 0.0
     definitions: str = ("wrong_within_hops = mean over questions of the fraction of wrong "
                         "options (open: distractor titles) within h hops; "
-                        "any_wrong_within_hops = share of questions with any")
+                        "any_wrong_within_hops = share of questions with any; targets "
+                        "the question names (distance 0) are counted apart (*_named) "
+                        "on both sides; *_by_kind: the same fractions at 1 hop over "
+                        "edges of one relation kind")
 
 
 @dataclass(frozen=True)
@@ -179,8 +198,10 @@ class QuestionCoverage:
     seeds: tuple[str, ...]
     correct: tuple[int, ...]  # per correct target: its distance (min over its entities)
     wrong: tuple[int, ...]
-    all_correct: bool  # open questions: every correct target must be reached
+    all_correct: bool  # open questions (only_correct: every correct target reached)
     truncated: bool = False
+    correct_kinds: tuple[frozenset[str], ...] = ()  # per target: kinds joining it at 1 hop
+    wrong_kinds: tuple[frozenset[str], ...] = ()
 
 
 def _targets_mcq(q: Question, seeds: Sequence[str], matcher: EntityMatcher
@@ -226,50 +247,72 @@ def cover_question(q: Question, matcher: EntityMatcher, reach: Reach,
     def hop(keys: tuple[str, ...]) -> int:
         return min((d.hops[k] for k in keys), default=NO_ENTITY)
 
+    def kinds(keys: tuple[str, ...]) -> frozenset[str]:
+        return frozenset().union(*(d.kinds.get(k, frozenset()) for k in keys))
+
     return QuestionCoverage(seeds, tuple(hop(k) for k in right), tuple(hop(k) for k in wrong),
-                            all_correct=not q.is_multiple_choice, truncated=d.truncated)
+                            all_correct=not q.is_multiple_choice, truncated=d.truncated,
+                            correct_kinds=tuple(kinds(k) for k in right),
+                            wrong_kinds=tuple(kinds(k) for k in wrong))
 
 
-def _correct_within(c: QuestionCoverage, h: int) -> bool:
-    if not c.correct:
-        return False
-    hits = [x <= h for x in c.correct]
-    return all(hits) if c.all_correct else any(hits)
+def _reached(xs: tuple[int, ...], h: int) -> list[bool]:
+    """Per target the question does not name (distance 0 is counted apart): within h?"""
+    return [x <= h for x in xs if x != 0]
+
+
+def _frac(xs: Sequence[bool]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
 
 
 def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
+def _by_kind(covs: Sequence[QuestionCoverage], correct: bool) -> dict[str, float]:
+    """Per relation kind: mean over questions of the fraction of (correct or wrong)
+    targets, not named by the question, joined to a seed by an edge of that kind."""
+    def sides(c: QuestionCoverage) -> list[frozenset[str]]:
+        xs, ks = (c.correct, c.correct_kinds) if correct else (c.wrong, c.wrong_kinds)
+        ks = ks or (frozenset(),) * len(xs)
+        return [k for x, k in zip(xs, ks, strict=True) if x != 0]
+
+    kinds = sorted({k for c in covs for ks in (c.correct_kinds, c.wrong_kinds)
+                    for kk in ks for k in kk})
+    return {k: _mean([_frac([k in t for t in sides(c)]) for c in covs]) for k in kinds}
+
+
 def summarise(covs: Sequence[QuestionCoverage], *, dataset: str, domain: str,
               skipped: int = 0) -> CoverageReport:
-    """The shares of `CoverageReport` from per-question coverage."""
+    """The shares of `CoverageReport` from per-question coverage. One statistic on both
+    sides: the mean over questions of the fraction of targets within h hops; targets the
+    question itself names (distance 0) are left out of it and counted in `*_named`."""
     n = len(covs)
-
-    def share(pred: Callable[[QuestionCoverage], bool]) -> float:
-        return sum(map(pred, covs)) / n if n else 0.0
-
-    def frac(xs: tuple[int, ...], h: int) -> float:
-        return sum(x <= h for x in xs) / len(xs) if xs else 0.0
-
     by_hop: dict[str, dict[str, float]] = {"c": {}, "w": {}, "a": {}, "o": {}}
     for h in HOPS:
         key = str(h)
-        right = [_correct_within(c, h) for c in covs]
-        wrong = [any(x <= h for x in c.wrong) for c in covs]
-        by_hop["c"][key] = _mean(right)
-        by_hop["w"][key] = _mean([frac(c.wrong, h) for c in covs])
+        right = [_reached(c.correct, h) for c in covs]
+        wrong = [any(_reached(c.wrong, h)) for c in covs]
+        by_hop["c"][key] = _mean([_frac(r) for r in right])
+        by_hop["w"][key] = _mean([_frac(_reached(c.wrong, h)) for c in covs])
         by_hop["a"][key] = _mean(wrong)
-        by_hop["o"][key] = _mean([r and not w for r, w in zip(right, wrong, strict=True)])
+        by_hop["o"][key] = _mean([bool(r) and all(r) and not w
+                                  for r, w in zip(right, wrong, strict=True)])
     kind = "open" if covs and covs[0].all_correct else "multiple_choice"
+    correct_by_kind, wrong_by_kind = _by_kind(covs, True), _by_kind(covs, False)
+    order = sorted(correct_by_kind, key=lambda k: -correct_by_kind[k])
     return CoverageReport(
         dataset=dataset, domain=domain, kind=kind, questions=n, skipped=skipped,
-        concepts_matched=share(lambda c: bool(c.seeds)),
+        concepts_matched=_mean([bool(c.seeds) for c in covs]),
         mean_seeds=_mean([len(c.seeds) for c in covs]),
-        correct_matched=share(lambda c: _correct_within(c, UNREACHED)),
-        wrong_matched=_mean([frac(c.wrong, UNREACHED) for c in covs]),
+        correct_matched=_mean([_frac([x < NO_ENTITY for x in c.correct]) for c in covs]),
+        wrong_matched=_mean([_frac([x < NO_ENTITY for x in c.wrong]) for c in covs]),
         correct_within_hops=by_hop["c"], wrong_within_hops=by_hop["w"],
         any_wrong_within_hops=by_hop["a"], only_correct_within_hops=by_hop["o"],
+        correct_named=_mean([_frac([x == 0 for x in c.correct]) for c in covs]),
+        wrong_named=_mean([_frac([x == 0 for x in c.wrong]) for c in covs]),
+        correct_by_kind={k: correct_by_kind[k] for k in order},
+        wrong_by_kind={k: wrong_by_kind[k] for k in order},
         truncated=sum(c.truncated for c in covs))
 
 
@@ -318,13 +361,23 @@ def coverage_table(reports: Mapping[str, CoverageReport]) -> list[str]:
     return out
 
 
+def kind_table(report: CoverageReport, top: int = 30) -> list[str]:
+    """Markdown rows: per relation kind, the 1-hop shares of correct and wrong targets."""
+    out = ["| relation kind (1 hop) | correct linked % | wrong linked % (mean) | gap |",
+           "|---|---|---|---|"]
+    for k in list(report.correct_by_kind)[:top]:
+        c, w = report.correct_by_kind[k], report.wrong_by_kind.get(k, 0.0)
+        out.append(f"| {k} | {100 * c:.1f} | {100 * w:.1f} | {100 * (c - w):+.1f} |")
+    return out
+
+
 def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str | None,
                  n: int | None, progress: Callable[[int, int], None] | None = None
                  ) -> CoverageReport:
     """`kgrag graph coverage`: load the questions, check the domain, measure."""
     from pathlib import Path
 
-    from eval.datasets import load_dataset
+    from kgrag.datasets import load_dataset
 
     loaded = load_dataset(dataset, Path(str(data_dir)), limit=n)
     domain = domain or loaded.domain

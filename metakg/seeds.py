@@ -22,7 +22,9 @@ not be a noun. Also candidates are single verbs and adjectives under their own f
 their lemma ("chopping" → "chop", "caught" → "catch", "happiest" → "happy"), unless the lemma
 is a light word that names no concept (`LIGHT_WORDS`: "go", "find", "likely", …); and verb
 phrases keyed by the verb's lemma ("taking tests" → "take test", "locked up" → "lock up",
-WordNet's multi-word verbs; a light verb only with a noun: "go to bed", not "go to"). A
+WordNet's multi-word verbs; a light verb only with a noun: "go to bed", not "go to"); and
+every multi-word n-gram under ConceptNet's normal form (each word's lemma, stop words
+dropped: "revolving doors" → "revolve door", "go to bed" → "go bed"). A
 matched span counts under every form of it that is an entity ("sleeping" and "sleep"),
 and an option's whole text under each of its forms. The same rules read the question,
 the correct option and the wrong ones.
@@ -42,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kg_builder.normalize import entity_key, only_function_words
+from kg_builder.normalize import concept_form, entity_key, only_function_words
 
 if TYPE_CHECKING:
     from kgrag.store import GraphStore
@@ -141,6 +143,10 @@ def _keys(words: list[str], content: list[bool], tags: list[tuple[str, str] | No
             keys.append(entity_key(" ".join([*words[:-1], last[1]])))
     if not wide or not first[1]:
         return keys
+    if len(words) > 1 and content[0] and content[-1] and all(tags):
+        form = concept_form([t[1] if t else w for t, w in zip(tags, words, strict=True)])
+        if form:  # ConceptNet's normal form: "revolving doors" → "revolve door"
+            keys.append(entity_key(form))
     if len(words) == 1 and first[0] in OPEN_POS and content[0] \
             and first[1].casefold() not in LIGHT_WORDS:
         keys += [entity_key(words[0]), entity_key(first[1])]

@@ -253,7 +253,8 @@ def test_summarise_shares_by_definition() -> None:
     ]
     r = summarise(covs, dataset="t", domain="d")
     assert r.questions == 4 and r.concepts_matched == 0.75
-    assert r.correct_within_hops == {"1": 0.25, "2": 0.25, "3": 0.5}
+    # one statistic on both sides: the open question's correct fraction is 1/2
+    assert r.correct_within_hops == {"1": 0.375, "2": 0.375, "3": 0.625}
     # wrong fractions per question at h=2: 1/4, 4/4, 0, 0 (no wrong targets) → mean
     assert r.wrong_within_hops["2"] == pytest.approx((0.25 + 1.0) / 4)
     assert r.wrong_within_hops["3"] == pytest.approx((0.5 + 1.0) / 4)
@@ -261,3 +262,33 @@ def test_summarise_shares_by_definition() -> None:
     assert r.only_correct_within_hops == {"1": 0.25, "2": 0.0, "3": 0.0}
     assert r.correct_matched == 0.75  # named, even if farther than 3 hops
     assert r.wrong_matched == pytest.approx((0.75 + 1.0) / 4)
+
+
+def test_named_targets_count_apart_and_kinds_discriminate_at_one_hop() -> None:
+    loc, isa = frozenset({"AtLocation"}), frozenset({"IsA"})
+    covs = [
+        QuestionCoverage(("s",), correct=(0, 1), wrong=(1, 2), all_correct=True,
+                         correct_kinds=(frozenset(), loc), wrong_kinds=(isa, frozenset())),
+        QuestionCoverage(("s",), correct=(1,), wrong=(0, 1, 1, UNREACHED),
+                         all_correct=False, correct_kinds=(loc,),
+                         wrong_kinds=(frozenset(), loc, isa, frozenset())),
+    ]
+    r = summarise(covs, dataset="t", domain="d")
+    assert r.correct_named == pytest.approx((0.5 + 0) / 2)
+    assert r.wrong_named == pytest.approx((0 + 0.25) / 2)
+    # the named title leaves both fractions: question 1's correct side is 1/1 at 1 hop
+    assert r.correct_within_hops["1"] == 1.0
+    assert r.wrong_within_hops["1"] == pytest.approx((0.5 + 2 / 3) / 2)
+    assert r.correct_by_kind == {"AtLocation": 1.0, "IsA": 0.0}
+    assert r.wrong_by_kind["AtLocation"] == pytest.approx((0 + 1 / 3) / 2)
+    assert r.wrong_by_kind["IsA"] == pytest.approx((0.5 + 1 / 3) / 2)
+
+
+def test_wide_rules_add_conceptnet_normal_forms() -> None:
+    tagger = fake_tagger({"revolving": ("VERB", "revolve"), "doors": ("NOUN", "door"),
+                          "go": ("VERB", "go"), "to": ("ADP", "to"), "bed": ("NOUN", "bed")})
+    wide = {p.key for p in phrases("revolving doors", tagger=tagger, wide=True)}
+    assert "revolve door" in wide
+    assert "go bed" in {p.key for p in phrases("go to bed", tagger=tagger, wide=True)}
+    narrow = {p.key for p in phrases("revolving doors", tagger=tagger)}
+    assert "revolve door" not in narrow  # kg-ppr's noun-phrase rules are unchanged
