@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eval.normalize import normalize_answer
 from eval.runner import RunLine
 from eval.scoring import RunMetrics, chosen_option, per_question_scores, score_run
 from kgrag.answers import reply_answer
+from kgrag.normalize import normalize_answer
 from kgrag.types import Question
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from eval.datasets import load_dataset
 from eval.runner import RunLine, build_config, prepare_run
 from eval.scoring import score_run
+from kgrag.datasets import load_dataset
 from kgrag.errors import KgragError
 from kgrag.types import Prediction
 

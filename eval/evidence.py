@@ -60,7 +60,6 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from eval.datasets import load_dataset
 from eval.evidence_summary import (
     DEFAULT,
     EvidenceRow,
@@ -73,6 +72,7 @@ from eval.evidence_summary import (
 )
 from eval.runner import RunConfig, build_config, identity_diff
 from eval.sweep import Value, parse_values
+from kgrag.datasets import load_dataset
 from kgrag.errors import KgragError
 from kgrag.locks import exclusive
 from kgrag.method import Trace

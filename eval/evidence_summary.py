@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from eval.datasets import load_dataset
-from eval.normalize import normalize_answer
 from eval.runner import RunConfig, read_jsonl
 from eval.stats import bootstrap_ci, mcnemar
+from kgrag.datasets import load_dataset
 from kgrag.errors import KgragError
+from kgrag.normalize import normalize_answer
 from kgrag.types import Question
 
 DEFAULT = "default"  # the setting without a --param value

@@ -2,7 +2,7 @@
 
 The normaliser and the token F1 reproduce the official SQuAD v1.1 and HotpotQA scorers,
 so numbers compare with published ones. Option-letter parsing, answer extraction and
-the statistics live in `eval.parsing` and `eval.stats` and are re-exported here.
+the statistics live in `kgrag.parsing` and `eval.stats` and are re-exported here.
 
 >>> score_answer("The Cat", ["cat", "dog"]).em
 1.0
@@ -21,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eval.normalize import normalize_answer
-from eval.parsing import parse_choice
 from eval.stats import (
     ConfidenceInterval,
     McNemarResult,
@@ -32,6 +30,8 @@ from eval.stats import (
     mcnemar_counts,
     paired_bootstrap,
 )
+from kgrag.normalize import normalize_answer
+from kgrag.parsing import parse_choice
 
 __all__ = [
     "AnswerScore", "ConfidenceInterval", "McNemarResult", "PairedBootstrapResult",

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from eval.datasets import DATASETS, read_questions
 from kgrag.baselines import closed_book_render
+from kgrag.datasets import DATASETS, read_questions
 from kgrag.errors import DataError
 from kgrag.llm.base import ChatModel
 from kgrag.reader import CLOSED_BOOK_PROMPT, PositionPrior, Render, letter_pass, rotated_block

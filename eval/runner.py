@@ -38,13 +38,13 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 import cypher
-from eval.datasets import load_dataset
-from eval.parsing import settled_rule
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kgrag import __version__, clock
+from kgrag.datasets import load_dataset
 from kgrag.errors import KgragError
 from kgrag.llm.replay import REPLAY_FILE, ReplayModel
 from kgrag.locks import append_line, exclusive, reading, waiting
+from kgrag.parsing import settled_rule
 from kgrag.types import Prediction, Question
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class RunConfig(BaseModel):
     replay: bool | None = None
     # answer-first replies decoded past their option (`QAMethod.settled`) in the latest
     # session; None: written before the option existed (they were). Not part of the
-    # identity: the option read is the same (`eval.parsing.answer_settled`).
+    # identity: the option read is the same (`kgrag.parsing.answer_settled`).
     explanations: bool | None = None
 
     @property

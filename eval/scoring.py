@@ -27,13 +27,13 @@ from pydantic import BaseModel, Field
 from eval.agreement import Agreement, geval_means, run_agreement
 from eval.geval import GevalCache, GevalCost
 from eval.metrics import rouge_l, score_answer
-from eval.normalize import normalize_answer
-from eval.parsing import ANSWER_FIRST_PROMPTS, parse_question_choice
 from eval.runner import RunConfig, RunLine, read_run
 from eval.stats import bootstrap_ci, length_controlled, mcnemar, paired_bootstrap
 from kg_builder.fingerprint import GraphFingerprint
 from kgrag.answers import reply_answer
 from kgrag.errors import KgragError
+from kgrag.normalize import normalize_answer
+from kgrag.parsing import ANSWER_FIRST_PROMPTS, parse_question_choice
 
 if TYPE_CHECKING:
     from eval.geval import GEvalJudge, GevalRecord

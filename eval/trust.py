@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from eval.datasets import DATASETS
 from eval.prior import calibration_questions
 from eval.runner import RunLine
 from eval.scoring import per_question_scores
+from kgrag.datasets import DATASETS
 from kgrag.errors import DataError
 from kgrag.llm.letters import argmax
 from kgrag.llm.replay import ReplayModel

@@ -5,7 +5,7 @@ question with its options, core concept and correct answer. This module builds t
 graph, and only that graph, so the KG rows can be measured on it beside the project's
 own graphs, which never read an evaluation file (`kg_builder.build`):
 
-- it reads the CommonsenseQA evaluation file (`eval.datasets.DATASETS["csqa"]`) and
+- it reads the CommonsenseQA evaluation file (`kgrag.datasets.DATASETS["csqa"]`) and
   nothing else, one question per prompt,
   with Table 8's prompt (`prompts/extract_paper_protocol.txt`; the reply is the
   extractor's JSON instead of `subject\\predicate\\object` lines);
@@ -72,7 +72,7 @@ def plan_paper_protocol(data_dir: Path, n: int | None, dataset: str = "csqa") ->
         raise KgragError(f"the paper's Appendix B protocol is defined for "
                          f"{', '.join(PAPER_PROTOCOL_DATASETS)} only, not {dataset!r}",
                          hint="use --dataset csqa")
-    from eval.datasets import DATASETS
+    from kgrag.datasets import DATASETS
 
     path = data_dir / DATASETS[dataset].path
     if not path.is_file():

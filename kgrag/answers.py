@@ -2,10 +2,10 @@
 
 Every method (the text methods' chain of thought, the KG methods' short answers, SeaKR's
 steps), the scorer (`eval.scoring`) and the scripts read answers here, so a reply is cut
-the same way wherever it is read. Normalisation (case, articles, punctuation) is eval's
-job (`eval.normalize`), never this module's.
+the same way wherever it is read. Normalisation (case, articles, punctuation) is the
+scorer's job (`kgrag.normalize`), never this module's.
 
-It replaced three parsers (`kgrag.answers`, `eval.parsing`, `textrag.seakr.text`); the
+It replaced three parsers (`kgrag.answers`, the scorer's own, `textrag.seakr.text`); the
 rules, and where each comes from:
 - the marker is "the answer is" ("the final/correct/short answer is", "my answer is",
   "So the answer is:"), a line-opening "Answer:", or the reversed "X is the answer"

@@ -85,7 +85,7 @@ class QAMethod(ABC):
         # (question, prompt name) -> a rule that says when the reply's option is read, or
         # None: for an answer-first prompt (MetaKGRAG's Table 7: the option, then an
         # explanation) decoding can stop there (`GenerationParams.until`), the same option
-        # without the explanation. `kgrag eval` sets `eval.parsing.settled_rule` unless
+        # without the explanation. `kgrag eval` sets `kgrag.parsing.settled_rule` unless
         # --explanations, which asks the scorer's own list of answer-first prompts; None
         # (`kgrag ask`, the app): replies are decoded whole.
         self.settled: Callable[[Question, str], Callable[[str], bool] | None] | None = None

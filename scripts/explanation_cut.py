@@ -4,7 +4,7 @@
 
 Answers the first N questions of a dataset twice with one method, on the real model:
 once with the whole reply decoded (`kgrag ask`, `kgrag eval --explanations`) and once
-stopped as soon as the option is read (`kgrag eval`'s default, `eval.parsing.
+stopped as soon as the option is read (`kgrag eval`'s default, `kgrag.parsing.
 settled_rule`). Replays are off, so both decode. Prints, per question, the option each
 reading gives, whether the cut reply is the start of the whole one, the answer call's
 completion tokens and the seconds of the generate stage; then the medians. Exits 1 if an
@@ -18,9 +18,9 @@ from typing import Annotated
 
 import typer
 
-from eval.datasets import load_dataset
-from eval.parsing import parse_question_choice, settled_rule
 from kgrag.config import load_settings
+from kgrag.datasets import load_dataset
+from kgrag.parsing import parse_question_choice, settled_rule
 from kgrag.platform import Platform
 from kgrag.script import run_script
 from kgrag.types import Prediction

@@ -29,10 +29,10 @@ from typing import Annotated
 
 import typer
 
-from eval.datasets import load_dataset
-from eval.parsing import parse_question_choice
 from kgrag.baselines import LLMOnly
+from kgrag.datasets import load_dataset
 from kgrag.llm.base import GenerationParams
+from kgrag.parsing import parse_question_choice
 from kgrag.platform import Platform
 from kgrag.prompt import PromptTemplate
 from kgrag.script import run_script

@@ -135,7 +135,7 @@ def corpus_recall(
 ) -> None:
     """How often the gold supporting paragraphs and the answer are in the top k, per
     retriever, over the corpus in Neo4j (no LLM)."""
-    from eval.datasets import load_dataset
+    from kgrag.datasets import load_dataset
     from kgrag.errors import KgragError
     from kgrag.platform import Platform
     from textrag.corpora import WIKIPEDIA

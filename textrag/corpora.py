@@ -207,7 +207,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
 def evaluation_records(spec: CorpusSpec, data_dir: Path) -> list[dict[str, object]]:
     """The raw records of the evaluation files `spec` must not overlap. They are read only
     to leave records out of the corpus, never to add anything to it."""
-    from eval.datasets import DATASETS
+    from kgrag.datasets import DATASETS
 
     out: list[dict[str, object]] = []
     for name in spec.exclude_overlap_with:

@@ -109,7 +109,7 @@ class PPRRetriever(BaseRetriever):
 def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
                   config: PPRConfig | None = None) -> PPRRetriever:
     """The platform's `PPRRetriever` over `domain` (default wikipedia) and the corpus."""
-    from textrag.methods import open_retriever
+    from textrag.setting import open_retriever
 
     domain = domain or "wikipedia"
     status = p.store.read("metakg/domain_status", {"domain": domain})[0]

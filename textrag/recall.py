@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from eval.normalize import normalize_answer
+from kgrag.normalize import normalize_answer
 from kgrag.types import Question
 from textrag.retrieval import Retrieved, Retriever
 

@@ -25,8 +25,8 @@ from app.asking import (
     verdict,
 )
 from app.render import escape_md
-from eval.datasets import DATASETS, load_dataset
 from kg_builder.domains import PAPER_PROTOCOL_DOMAIN
+from kgrag.datasets import DATASETS, load_dataset
 from kgrag.errors import KgragError
 from kgrag.platform import available_methods
 from kgrag.types import Question

@@ -55,7 +55,7 @@ class GenerationParams:
     logprobs: bool = False
     top_logprobs: int = 0  # alternatives per position (needs logprobs)
     # Stop once until(reply so far) is true, like a stop string but decided by code (e.g.
-    # `eval.parsing.SettledChoice`: the option of an answer-first reply is read). The
+    # `kgrag.parsing.SettledChoice`: the option of an answer-first reply is read). The
     # reply keeps what was decoded, finish_reason "until". Greedy decoding makes the kept
     # text the start of the full reply, so a rule that is true only when the rest cannot
     # matter changes nothing but time. llama.cpp's `chat` stops; other paths (HTTP, batched

@@ -20,7 +20,7 @@ from tests.doubles.scripted import ScriptedModel
 from textrag.baselines import RAG
 from textrag.corpora import MEDICAL, WIKIPEDIA
 from textrag.corpus import delete_passages, load_corpus
-from textrag.methods import open_retriever, retriever_for
+from textrag.setting import open_retriever, retriever_for
 
 pytestmark = pytest.mark.integration
 

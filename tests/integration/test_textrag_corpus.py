@@ -129,7 +129,7 @@ def test_hostile_queries_neither_fail_nor_write(platform, loaded: Loaded, query:
 
 
 def test_open_method_factories_build_against_the_corpus(platform, loaded: Loaded) -> None:
-    from textrag.methods import open_retriever
+    from textrag.setting import open_retriever
 
     for kind in ("bm25", "dense", "hybrid"):
         r = open_retriever(platform, kind)

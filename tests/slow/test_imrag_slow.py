@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.datasets import load_dataset
+from kgrag.datasets import load_dataset
 from kgrag.models import REGISTRY
 from textrag.imrag.method import IMRAG
 from textrag.retrievers import GoldContextRetriever

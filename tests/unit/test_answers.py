@@ -1,5 +1,5 @@
 """kgrag.answers, the one answer extractor: the behaviours of the three parsers it replaced
-(the methods' `kgrag.answers`, the scorer's `eval.parsing.extract_answer`, SeaKR's
+(the methods' `kgrag.answers`, the scorer's `extract_answer`, SeaKR's
 `textrag.seakr.text.find_answer`), and every committed reply read as it was scored."""
 
 from __future__ import annotations

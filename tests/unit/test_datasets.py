@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.datasets import DATASETS, load_dataset, read_questions
-from eval.records import detect_format
+from kgrag.datasets import DATASETS, load_dataset, read_questions
 from kgrag.errors import DataError
+from kgrag.records import detect_format
 from tests.conftest import DATA_DIR, needs_data
 
 # Real record counts of the files (README of the shared data folder).
@@ -126,7 +126,7 @@ def test_broken_lines_are_reported_and_skipped(tmp_path: Path,
                                                 caplog: pytest.LogCaptureFixture) -> None:
     f = tmp_path / "my_nq.jsonl"
     f.write_text("\n".join(NQ_LINES) + "\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="eval.datasets"):
+    with caplog.at_level(logging.WARNING, logger="kgrag.datasets"):
         ds = load_dataset(f)
     assert [q.text for q in ds] == ["who wrote hamlet", "largest planet", "tallest mountain"]
     assert [q.id for q in ds] == ["my_nq:1", "my_nq:4", "my_nq:7"]  # ids from line numbers

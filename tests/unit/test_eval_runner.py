@@ -593,8 +593,8 @@ def test_without_replay_every_method_decodes(tmp_path: Path, dataset: Path) -> N
 
 
 def test_the_runner_rule_cuts_only_answer_first_prompts() -> None:
-    from eval.parsing import settled_rule
     from kgrag.baselines import ChainOfThought
+    from kgrag.parsing import settled_rule
     from kgrag.types import Choice, Question
 
     q = Question(id="q", text="Where?", kind="multiple_choice",
@@ -633,7 +633,7 @@ def test_the_runner_answers_with_the_real_metakgrag_and_records_its_config(tmp_p
 
 
 def test_a_prior_run_keeps_its_prior_and_refuses_another(tmp_path: Path, dataset: Path) -> None:
-    from eval.datasets import load_dataset
+    from kgrag.datasets import load_dataset
     from kgrag.reader import prior_path
 
     priors = tmp_path / "priors"
@@ -667,7 +667,7 @@ def _prior_platform(priors: Path, bias: str) -> Any:
 
 
 def test_a_prompt_prior_run_keeps_both_priors(tmp_path: Path, dataset: Path) -> None:
-    from eval.datasets import load_dataset
+    from kgrag.datasets import load_dataset
     from kgrag.reader import prior_path
 
     priors = tmp_path / "priors"

@@ -20,8 +20,8 @@ from eval.metrics import (
     rouge_l,
     score_answer,
 )
-from eval.parsing import SettledChoice, answer_settled, parse_question_choice
 from eval.stats import length_controlled
+from kgrag.parsing import SettledChoice, answer_settled, parse_question_choice
 from kgrag.types import Choice, Question
 
 # --- normalisation, EM, F1 (official SQuAD v1.1 / HotpotQA scorer behaviour) ---------

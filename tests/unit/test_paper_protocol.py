@@ -16,8 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from app.views.ask import NO_GRAPH, default_domain_index
-from eval.datasets import DATASETS
-from eval.records import FORMATS
 from eval.report import heading
 from kg_builder.build import plan_build
 from kg_builder.corpora import builtin_domains, check_user_source, knowledge_source_files
@@ -29,7 +27,9 @@ from kg_builder.paper_protocol import (
     plan_paper_protocol,
 )
 from kgrag.cli import app
+from kgrag.datasets import DATASETS
 from kgrag.errors import KgragError
+from kgrag.records import FORMATS
 from tests.doubles.scripted import ScriptedModel
 
 

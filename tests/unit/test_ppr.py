@@ -195,8 +195,8 @@ class StatusStore:
 def test_a_domain_ranks_and_fuses_the_passages_of_its_own_corpus(
         monkeypatch: pytest.MonkeyPatch, domain: str | None, ids: PassageIds,
         corpus: str) -> None:
-    import textrag.methods
     import textrag.ppr
+    import textrag.setting
     from textrag.corpora import corpus_for_domain
 
     opened: list[tuple[str, str]] = []
@@ -205,7 +205,7 @@ def test_a_domain_ranks_and_fuses_the_passages_of_its_own_corpus(
         opened.append((kind, corpus_for_domain(domain).name))
         return FixedRetriever([])
 
-    monkeypatch.setattr(textrag.methods, "open_retriever", open_retriever)
+    monkeypatch.setattr(textrag.setting, "open_retriever", open_retriever)
     monkeypatch.setattr(textrag.ppr, "spacy_tagger", lambda: None)
     monkeypatch.setattr(textrag.ppr, "store_matcher", lambda store, domain, tagger: None)
 

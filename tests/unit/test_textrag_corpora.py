@@ -30,9 +30,9 @@ from textrag.corpora import (
     read_records,
 )
 from textrag.corpus import LoadReport, load_corpus, read_passages
-from textrag.methods import open_retriever
 from textrag.retrieval import Retrieved
 from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, shared
+from textrag.setting import open_retriever
 
 
 # ---------------------------------------------------------------------- selection

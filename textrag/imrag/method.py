@@ -316,7 +316,7 @@ def _factory(name: str, setting: Literal["open", "gold"], config: IMRAGConfig
              ) -> MethodFactory:
     def build(p: Platform, domain: str | None) -> QAMethod:
         from kgrag.method import named
-        from textrag.methods import retriever_for
+        from textrag.setting import retriever_for
 
         cls = named(IMRAG, name)
         return cls(p.chat_model, retriever_for(p, setting, domain=domain), p.embedder, config,

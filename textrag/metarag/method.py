@@ -312,7 +312,7 @@ def _guidance(directive: str, feedback: str) -> str:
 def _factory(name: str, setting: Literal["open", "gold"]) -> MethodFactory:
     def build(p: Platform, domain: str | None) -> QAMethod:
         from kgrag.method import named
-        from textrag.methods import retriever_for
+        from textrag.setting import retriever_for
 
         cls = named(MetaRAG, name)
         return cls(p.chat_model, retriever_for(p, setting, domain=domain), p.embedder,

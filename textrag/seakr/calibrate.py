@@ -43,11 +43,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from eval.normalize import normalize_answer
-from eval.parsing import parse_question_choice
 from kgrag.answers import clean_answer
 from kgrag.errors import KgragError
 from kgrag.llm.base import ChatModel, require
+from kgrag.normalize import normalize_answer
+from kgrag.parsing import parse_question_choice
 from kgrag.types import Question
 from textrag.seakr.method import (
     BASE_STOPS,
@@ -111,7 +111,7 @@ def calibration_questions(data_dir: Path, n: int = 300, source: str = DEFAULT_SO
     choice ones get their options written into the text as "(A) …" (no full stops: SeaKR
     turns a question's full stops into spaces). Raises `CalibrationLeak` if any of them is
     also in another evaluation file (`*_dev300`)."""
-    from eval.datasets import read_questions
+    from kgrag.datasets import read_questions
 
     if source not in CALIBRATION_SOURCES:
         raise KgragError(f"unknown SeaKR calibration source {source!r}",
@@ -142,7 +142,7 @@ def check_disjoint_from_evaluation(questions: Sequence[Question], data_dir: Path
     (the calibration file itself); else return how many evaluation questions were
     compared. Run on every calibration, not only in tests: the data folder is shared and
     may change."""
-    from eval.datasets import read_questions
+    from kgrag.datasets import read_questions
 
     mine = own.resolve() if own is not None else None
     files = sorted(f for f in Path(data_dir).rglob("*_dev300.jsonl*") if f.resolve() != mine)
@@ -151,7 +151,7 @@ def check_disjoint_from_evaluation(questions: Sequence[Question], data_dir: Path
                          "the calibration split is disjoint from them",
                          hint="point KGRAG_DATA_DIR at the shared data folder")
     ids, texts, compared = set(), set(), 0
-    quiet = logging.getLogger("eval.datasets")  # its data-quality notes are not ours to show
+    quiet = logging.getLogger("kgrag.datasets")  # its data-quality notes are not ours to show
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:

@@ -371,8 +371,8 @@ def _factory(name: str, setting: Literal["open", "gold"], base: SeakrConfig | No
     has been run for the configured model, else the paper's -6.0 (logged)."""
 
     def build(p: Platform, domain: str | None) -> QAMethod:
-        from textrag.methods import retriever_for
         from textrag.seakr.calibrate import calibrated_threshold
+        from textrag.setting import retriever_for
 
         config = base or SeakrConfig()
         threshold = calibrated_threshold(p.settings.home, p.settings.model.chat, config)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from eval.normalize import normalize_answer
+from kgrag.normalize import normalize_answer
 from kgrag.types import Question
 
 # "The (correct|final) answer is", "Answer:", "the best option would be", "I choose".

@@ -1,7 +1,7 @@
 """Typed records of the dataset files, one pydantic model per file format.
 
 Each model validates one JSON line exactly as the public dataset ships it and turns it
-into a `kgrag.types.Question`. `eval.datasets` picks the format and reads the file; this
+into a `kgrag.types.Question`. `kgrag.datasets` picks the format and reads the file; this
 module knows nothing about files.
 
 >>> fmt = detect_format({"question": "who wrote Hamlet", "answer": ["Shakespeare"]})

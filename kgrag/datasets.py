@@ -24,8 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, BinaryIO, cast
 
-from eval.records import RecordContext, RecordFormat, detect_format, format_named
 from kgrag.errors import DataError
+from kgrag.records import RecordContext, RecordFormat, detect_format, format_named
 from kgrag.types import Question
 
 log = logging.getLogger(__name__)
