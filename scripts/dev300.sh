@@ -32,7 +32,7 @@
 #                                       process answers (`JUDGE=apart scripts/dev300.sh
 #                                       medquad`), until every row's first N answers are
 #                                       judged. Measured (`seconds` of geval.jsonl, 1
-#                                       llama.cpp thread, fifteenth/sixteenth sessions): a
+#                                       llama.cpp thread, MedQuAD dev300 run): a
 #                                       G-Eval record 7.7-8.7 s median, 190-225 s for a
 #                                       question's six answers, against 220-264 s to
 #                                       answer them, so the two lanes are about even. The
