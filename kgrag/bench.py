@@ -61,3 +61,50 @@ def bench_model_speed(p: Platform, console: Console, model: str | None, tokens: 
     console.print(f"{name}: load {load:.1f} s; prompt {prompt_tps:.0f} tokens/s; "
                   f"generation {gen_tps:.1f} tokens/s ({g.completion_tokens} tokens in "
                   f"{gen_s:.1f} s, threads={p.settings.model.n_threads or 'all'})")
+
+
+BENCH_CORPUS = "wikipedia/wiki_passages.jsonl.gz"  # under the data folder
+
+
+def bench_texts(p: Platform, n: int) -> tuple[list[str], list[str]]:
+    """The first `n` titles (short names) and paragraphs of the shared Wikipedia corpus."""
+    import gzip
+    import json
+
+    path = p.settings.data_dir / BENCH_CORPUS
+    if not path.is_file():
+        raise KgragError(f"{path} does not exist", hint="set KGRAG_DATA_DIR to the data folder")
+    titles: list[str] = []
+    paragraphs: list[str] = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            titles.append(str(row.get("title") or ""))
+            paragraphs.append(str(row["text"]))
+            if len(paragraphs) >= n:
+                break
+    return titles, paragraphs
+
+
+def bench_embed(p: Platform, console: Console, models: list[str], n: int) -> None:
+    """Load time and texts/s of each embedder on short names and on paragraphs (the
+    first `n` of the Wikipedia corpus; a fresh embedder per model, so no cache hits)."""
+    import os
+
+    titles, paragraphs = bench_texts(p, n)
+    words = statistics.mean(len(t.split()) for t in paragraphs)
+    console.print(f"{len(titles)} names (mean {statistics.mean(len(t.split()) for t in titles):.1f}"
+                  f" words) and {len(paragraphs)} paragraphs (mean {words:.0f} words); "
+                  f"load average {os.getloadavg()[0]:.2f}")
+    for name in models:
+        start = time.perf_counter()
+        emb = p.embedder_named(name)
+        load = time.perf_counter() - start
+        emb.embed(["warm-up"])
+        rates = []
+        for texts in (titles, paragraphs):
+            start = time.perf_counter()
+            emb.embed(texts)
+            rates.append(len(texts) / (time.perf_counter() - start))
+        console.print(f"{name}: load {load:.1f} s; names {rates[0]:,.0f} texts/s; "
+                      f"paragraphs {rates[1]:,.1f} texts/s")

@@ -116,7 +116,8 @@ def models_list() -> None:
         table.add_row(name, spec.kind, "yes" if p.models.is_fetched(name) else "no",
                       spec.description)
     console.print(table)
-    console.print(f"chat model in use: {p.settings.model.chat} (KGRAG_MODEL__CHAT)")
+    console.print(f"chat model in use: {p.settings.model.chat} (KGRAG_MODEL__CHAT); "
+                  f"embedder: {p.settings.embedding.model} (KGRAG_EMBEDDING__MODEL)")
 
 
 @models_app.command("fetch")
@@ -132,7 +133,8 @@ def models_fetch(names: Annotated[list[str] | None, typer.Argument()] = None) ->
 
             path = p.models.fetch(name, progress=progress)
         size = path.stat().st_size if path.is_file() else 0
-        extra = f", {size / 1e6:.0f} MB, sha256 verified" if spec.sha256 else ""
+        extra = f", {size / 1e6:.0f} MB, sha256 verified" if spec.sha256 else \
+            ", model.onnx and tokenizer.json sha256 verified" if spec.onnx else ""
         console.print(f"{name}: {path}{extra}")
 
 
@@ -202,6 +204,18 @@ def bench_model(model: Annotated[str | None, typer.Option()] = None, tokens: int
     from kgrag.bench import bench_model_speed
 
     bench_model_speed(Platform(), console, model, tokens)
+
+
+@bench_app.command("embed")
+def bench_embed(
+    models: Annotated[str, typer.Option(help="Embedders, comma-separated.")] =
+    "all-minilm-l6-v2,bge-small-en-v1.5-q,bge-small-en-v1.5,e5-small-v2-q,e5-small-v2",
+    n: Annotated[int, typer.Option(min=1, help="Names and paragraphs per model.")] = 500,
+) -> None:
+    """Texts per second of each embedder on short names and on Wikipedia paragraphs."""
+    from kgrag.bench import bench_embed as run
+
+    run(Platform(), console, [m.strip() for m in models.split(",") if m.strip()], n)
 
 
 # `from kgrag.cli import _platform` (older scripts): the shared helper's old name.

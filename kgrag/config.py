@@ -107,6 +107,9 @@ class EmbeddingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a typo in kgrag.toml is an error
 
     model: str = "all-minilm-l6-v2"  # registry name or a local sentence-transformers folder
+    # The embedder of passage corpora and their queries (None: `model`); a corpus records
+    # the model of its vectors and refuses queries of another (kgrag.vectors).
+    passage_model: str | None = None
     dimensions: int = 384  # must match the vector indexes in cypher/schema
     batch_size: int = 64
     cache_size: int = 100_000  # in-memory LRU entries

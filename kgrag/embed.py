@@ -24,11 +24,15 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from kgrag.errors import ModelError
+
+# A search query and the text it should find can take different prefixes (bge's
+# instruction, e5's `query: ` / `passage: `); symmetric models ignore the kind.
+EmbedKind = Literal["document", "query"]
 
 
 @runtime_checkable
@@ -36,8 +40,9 @@ class Embedder(Protocol):
     name: str
     dimensions: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), dimensions) float32, rows L2-normalised."""
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
+        """(len(texts), dimensions) float32, rows L2-normalised. `kind="query"` for
+        search queries matched against documents; "document" for everything else."""
         ...
 
 
@@ -133,7 +138,8 @@ class SentenceTransformerEmbedder:
     def misses(self) -> int:
         return self._cache.misses
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
+        """MiniLM is symmetric: `kind` changes nothing."""
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         with self._lock:
             todo: dict[str, list[int]] = {}

