@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kgrag.types import Passage, Question
-from textrag.recall import measure_recall, recall_table
+from textrag.recall import measure_recall, paired_table, paired_tests, recall_json, recall_table
 from textrag.retrieval import Retrieved, Setting
 
 
@@ -46,3 +46,24 @@ def test_recall_counts_supporting_titles_and_answers_at_each_cut_off() -> None:
 def test_no_questions_is_an_error() -> None:
     with pytest.raises(ValueError, match="no questions"):
         measure_recall([], {"fixed": Fixed({})})
+
+
+def test_mean_recall_json_and_paired_tests() -> None:
+    """`mean` is HippoRAG 2's share of supporting paragraphs found; `all` needs every one.
+    The JSON has both per k; the paired tests compare retrievers on the same questions."""
+    questions = [Question(id=str(i), text=f"q{i}", answers=["-"], supporting=["A", "B"])
+                 for i in range(4)]
+    half = Fixed({f"q{i}": [("A", "a"), ("C", "c")] for i in range(4)})
+    both = Fixed({f"q{i}": [("A", "a"), ("B", "b")] for i in range(4)})
+    rows = measure_recall(questions, {"half": half, "both": both}, ks=(1, 2))
+    by = {(r.retriever, r.k): r for r in rows}
+    assert (by["half", 2].support_all, by["half", 2].support_mean) == (0.0, 0.5)
+    assert (by["both", 1].support_all, by["both", 1].support_mean) == (0.0, 0.5)
+    assert (by["both", 2].support_all, by["both", 2].support_mean) == (1.0, 1.0)
+    assert recall_json(rows) == {"questions": 4, "recall": {
+        "half": {"all": {"1": 0.0, "2": 0.0}, "mean": {"1": 0.5, "2": 0.5}},
+        "both": {"all": {"1": 0.0, "2": 1.0}, "mean": {"1": 0.5, "2": 1.0}}}}
+    [t] = paired_tests(rows, 2)
+    assert (t.a, t.b, t.all_diff, t.mean_diff) == ("half", "both", -1.0, -0.5)
+    assert t.all_p == 0.125  # McNemar exact, 4 discordant questions all one way
+    assert paired_table([t])[2].startswith("| half | both | 2 | -100.0 | 0.125 | -50.0 |")
