@@ -11,7 +11,7 @@ import streamlit as st
 from app import icons, render, state
 from app.browser_links import browser_query
 from kg_builder.jobs import JobRecord, list_jobs
-from kg_builder.quality import quality_report
+from kg_builder.quality import cached_quality_report
 from kgrag.errors import KgragError
 from kgrag.platform import Platform
 
@@ -70,7 +70,7 @@ def _job_row(j: JobRecord) -> dict[str, Any]:
 def quality_section(p: Platform, domain: str) -> None:
     st.subheader(f"Quality of {domain}")
     try:
-        q = quality_report(p, domain, duplicates=False)
+        q = cached_quality_report(p, domain)
     except KgragError as e:
         state.show_error(e)
         return

@@ -53,6 +53,8 @@ GRAPH_ROWS = {
                   "chunks": 1, "without_embedding": 0}],
     "kg/edges": [{"h": "milk", "t": "fridge", "k": "spatial"},
                  {"h": "cow", "t": "milk", "k": "function"}],
+    "graph/fingerprint": [{"entities": ["milk", "fridge", "cow"],
+                           "facts": ["4:milk7:kept infridge", "3:cow5:givesmilk"], "chunks": 1}],
     "browser/entity_search": [{"key": "milk", "name": "milk", "degree": 2}],
     "browser/entity_neighbourhood": [
         {"head": "milk", "head_name": "milk", "predicate": "kept in", "tail": "fridge",
