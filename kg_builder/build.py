@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kg_builder.chunking import CHUNK_WORDS
 from kg_builder.corpora import (
     builtin_domains,
     builtin_sources,
@@ -56,14 +57,15 @@ class BuildPlan:
 
 
 def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: int | None,
-               *, only: Sequence[str] = ()) -> BuildPlan:
-    """Chunks to extract, in a stable order; `limit` counts records (documents)."""
+               *, only: Sequence[str] = (), chunk_words: int = CHUNK_WORDS) -> BuildPlan:
+    """Chunks to extract, in a stable order; `limit` counts records (documents);
+    `chunk_words`: the passage size of the user's files (`kg_builder.chunking`)."""
     check_not_reserved(domain, "kgrag build")
     srcs: list[Source]
     if sources:
         for path in sources:
             check_user_source(path, p.settings.data_dir)
-        srcs = [user_source(path, domain) for path in sources]
+        srcs = [user_source(path, domain, chunk_words=chunk_words) for path in sources]
     elif domain in builtin_domains():
         srcs = list(builtin_sources(domain, p.settings.data_dir))
         if only:
@@ -91,6 +93,9 @@ def plan_build(p: Platform, domain: str, sources: Sequence[Path] | None, limit: 
         wanted = set(keep)
         chunks = [c for c in chunks if c.document_id in wanted]
     if not chunks:
-        raise KgragError(f"no records to build {domain!r} from ({selection})")
+        raise KgragError(f"no records to build {domain!r} from ({selection}): "
+                         + "; ".join(str(r) for r in reports),
+                         hint="give a non-empty UTF-8 .md/.txt file, or .jsonl with a "
+                              "'text' field")
     folders = [] if sources else source_folders(domain)
     return BuildPlan(domain, chunks, [s.name for s in srcs], reports, selection, folders)

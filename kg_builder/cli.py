@@ -168,6 +168,12 @@ def build(
         min=1, max=16, help="Records decoded together (llama.cpp sequences, or requests "
                             "in flight to a model server). Default 6.")] = None,
     status: Annotated[bool, typer.Option("--status", help="Show build jobs and exit.")] = False,
+    passages: Annotated[bool, typer.Option(help="Index every chunk as a passage of the "
+                                           "domain for the text methods (BM25 and vectors; "
+                                           "skipped with --defer-embeddings).")] = True,
+    chunk_words: Annotated[int, typer.Option(min=20, max=2000, help="--source .md/.txt/.jsonl:"
+                                             " words per passage at most (split on "
+                                             "paragraph and sentence boundaries).")] = 150,
 ) -> None:
     """Extract triples from a domain's sources into its graph (resumable, idempotent)."""
     from kg_builder.build import plan_build
@@ -188,7 +194,10 @@ def build(
                          "entities' vectors", hint=f"build with --defer-embeddings --no-resolve"
                          f", then `kgrag graph embed --domain {domain}` and `kgrag graph "
                          f"resolve --domain {domain}`")
-    plan = plan_build(p, domain, source, limit, only=only or ())
+    plan = plan_build(p, domain, source, limit, only=only or (), chunk_words=chunk_words)
+    if source:
+        for r in plan.reports:
+            console.print(f"  {r}")
     console.print(f"{domain}: {len({c.document_id for c in plan.chunks}):,} records, "
                   f"{len(plan.chunks):,} chunks from {', '.join(plan.source_names)} "
                   f"({plan.selection}; {plan.skipped_lines} broken lines skipped"
@@ -205,8 +214,10 @@ def build(
     job = BuildJob(p, domain, plan.chunks, plan.source_names, limit=limit, config=config,
                    left_out=plan.left_out, source_folders=plan.source_folders,
                    load_skipped=plan.skipped_lines, command=" ".join(sys.argv[1:]),
-                   resolve=resolve, extractor=fast, embed=embed)
+                   resolve=resolve, extractor=fast, embed=embed, passages=passages)
     record = _run_job(job)
+    if record.passages:
+        console.print(record.passages)
     if record.records_skipped or record.cooccurrences:
         skipped = ", ".join(f"{k} {v:,}" for k, v in record.records_skipped.items()) or "0"
         console.print(f"records skipped as bad input: {skipped} (ids in {job.dir}/job.json); "

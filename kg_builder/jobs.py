@@ -110,6 +110,7 @@ class JobRecord(BaseModel):
     records_in_graph: int = 0  # skipped: their chunks were already in the graph (an import)
     records_changed: int = 0  # last run: source text changed since extraction; redone
     records_left_out: int = 0  # records the sources leave out (they repeat an eval question)
+    passages: str = ""  # what indexing the chunks as passages did (kg_builder.passages)
     records_withdrawn: int = 0  # last run: left-out records an earlier build had written
     triples: int = 0  # extracted by every run (work, like records_done; not graph size)
     triples_rejected: int = 0
@@ -176,8 +177,10 @@ class BuildJob:
                  config: ExtractConfig | None = None, load_skipped: int = 0,
                  command: str = "", resolve: bool = True,
                  extractor: Extractor | None = None, embed: bool = True,
-                 left_out: Sequence[str] = (), source_folders: Sequence[str] = ()) -> None:
+                 left_out: Sequence[str] = (), source_folders: Sequence[str] = (),
+                 passages: bool = True) -> None:
         self.p = platform
+        self.passages = passages  # index every chunk as a passage (kg_builder.passages)
         self.left_out = sorted(set(left_out))  # documents the sources leave out on purpose
         self.source_folders = sorted(set(source_folders))  # unread files: taken back
         self.resolve = resolve
@@ -259,6 +262,13 @@ class BuildJob:
                              "run the same command again: finished batches are kept") from e
         finally:
             bar.close()
+        if self.passages and self.writer.embed:  # --defer-embeddings defers them too
+            from kg_builder.passages import index_passages
+
+            self.record.passages = str(index_passages(
+                self.p.store, self.p.embedder, self.domain, self.chunks, progress=progress,
+                prune=self.record.limit is None))
+            log.info("%s", self.record.passages)
         if self.resolve:
             report = resolve_once(self.p.store, self.domain, self.p.settings.home)
             self.record.resolution = (str(report) if report else

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kg_builder.chunking import paragraphs, split_sentences
+from kg_builder.chunking import CHUNK_WORDS, pack, paragraphs, split_sentences, split_words
 from kg_builder.normalize import collapse
 from kgrag.errors import KgragError
 
@@ -81,6 +81,13 @@ class LoadReport:
     issues: list[LoadIssue] = field(default_factory=list)
     # documents of records the source leaves out on purpose (`JsonlSource.leave_out`)
     left_out: list[str] = field(default_factory=list)
+    split: int = 0  # records or paragraphs too long for one chunk, split into several
+
+    def __str__(self) -> str:
+        why = "; ".join(sorted({i.error for i in self.issues})[:3])
+        return (f"{self.source}: {self.records:,} records → {self.chunks:,} chunks "
+                f"({self.split:,} long ones split), {self.skipped:,} skipped"
+                + (f" ({why})" if why else ""))
 
     def skip(self, line: int, error: str) -> None:
         log.warning("%s line %d skipped: %s", self.source, line, error)
@@ -97,6 +104,7 @@ class RowContext:
     source: str
     line: int
     max_chars: int | None
+    max_words: int | None = None  # a user's documents: passages of at most this many words
 
     def document_id(self, record_id: str | None) -> str:
         return f"{self.domain}:{self.stem}:{record_id if record_id else f'L{self.line}'}"
@@ -105,7 +113,8 @@ class RowContext:
                focus: str = "", meta: dict[str, str] | None = None) -> list[Chunk]:
         """`head` (kept whole, repeated in each piece) + `body` (split when long)."""
         body = body.strip()
-        pieces = [body] if self.max_chars is None else split_sentences(body, self.max_chars)
+        pieces = (split_words(body, self.max_words) if self.max_words is not None else
+                  [body] if self.max_chars is None else split_sentences(body, self.max_chars))
         texts = [f"{head}\n{p}".strip() for p in pieces] or [head.strip()]
         many = len(texts) > 1
         return [Chunk(id=f"{doc_id}:{i}" if many else doc_id, domain=self.domain,
@@ -180,6 +189,7 @@ class JsonlSource(_FileSource):
     parser: RowParser
     max_chars: int | None = 1000
     label: str = ""  # the source's name when the file name is not unique
+    max_words: int | None = None  # split by words instead (a user's JSONL: `CHUNK_WORDS`)
     # 1-based lines read but not built from (a knowledge source's records that repeat an
     # evaluation question's answer: `kg_builder.corpora`); their documents are reported in
     # `LoadReport.left_out`, so a build can take back what an earlier build made of them
@@ -187,8 +197,11 @@ class JsonlSource(_FileSource):
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
         seen: set[str] = set()
+        if self.max_words is not None and not _readable_text(self.path, report):
+            return
         for number, row in _json_lines(self.path, report):
-            ctx = RowContext(self.domain, self.stem, self.name, number, self.max_chars)
+            ctx = RowContext(self.domain, self.stem, self.name, number, self.max_chars,
+                             self.max_words)
             try:
                 chunks = self.parser(row, ctx)
             except (ValidationError, ValueError, TypeError, KeyError) as e:
@@ -206,7 +219,22 @@ class JsonlSource(_FileSource):
             seen.add(chunks[0].document_id)
             report.records += 1
             report.chunks += len(chunks)
+            report.split += len(chunks) > 1
             yield from chunks
+
+
+def _readable_text(path: Path, report: LoadReport) -> bool:
+    """False (with the reason in `report`) for an empty file or a binary one (a NUL byte
+    in its first 8 KiB, as git decides): a user's document is text."""
+    with _open_binary(path) as f:
+        head = f.read(8192)
+    if not head.strip():
+        report.skip(1, "empty file")
+        return False
+    if b"\0" in head:
+        report.skip(1, "binary file (NUL bytes), not text")
+        return False
+    return True
 
 
 def _open_binary(path: Path) -> Any:
@@ -257,40 +285,52 @@ def parse_passage(row: Any, ctx: RowContext) -> list[Chunk]:
 # ------------------------------------------------------------------ plain text, Markdown
 @dataclass(frozen=True)
 class TextSource(_FileSource):
-    """A Markdown or plain-text file: one chunk per paragraph, long paragraphs split.
+    """A Markdown or plain-text file as passages of at most `max_words` words
+    (`kg_builder.chunking.pack`): paragraphs under one heading packed together, long ones
+    split between sentences, the heading path as title.
 
-    Chunk ids use the paragraph's first line; the document is the whole file.
+    Chunk ids use the passage's first line (`L3`, and `L3:0`, `L3:1`… for the pieces of
+    a split paragraph); the document is the whole file.
 
         list(TextSource("notes", Path("notes.md")).read(LoadReport("notes.md")))[0].id
         # -> 'notes:notes:L3'
     """
 
     markdown: bool = True
-    max_chars: int | None = 1000
+    max_words: int = CHUNK_WORDS
     label: str = ""  # the source's name when the file name is not unique
 
     def read(self, report: LoadReport) -> Iterator[Chunk]:
+        if not _readable_text(self.path, report):
+            return
         stem = self.stem
         doc_id = f"{self.domain}:{stem}"
-        for para in paragraphs(_decoded_lines(self.path, report), markdown=self.markdown):
-            ctx = RowContext(self.domain, stem, self.name, para.first_line, self.max_chars)
-            chunks = ctx.chunks(ctx.document_id(None), "", para.text, title=para.heading)
-            chunks = [c.model_copy(update={"document_id": doc_id}) for c in chunks]
-            report.records += 1
-            report.chunks += len(chunks)
-            yield from chunks
+        pieces = pack(paragraphs(_decoded_lines(self.path, report), markdown=self.markdown),
+                      self.max_words)
+        seen: dict[int, int] = {}
+        for piece in pieces:
+            i = seen[piece.first_line] = seen.get(piece.first_line, -1) + 1
+            base = f"{doc_id}:L{piece.first_line}"
+            report.records += not piece.split or i == 0
+            report.split += piece.split and i == 0
+            report.chunks += 1
+            yield Chunk(id=f"{base}:{i}" if piece.split else base, domain=self.domain,
+                        document_id=doc_id, text=piece.text, source=self.name,
+                        line=piece.first_line, piece=i, title=piece.heading)
 
-def user_source(path: Path, domain: str, *, max_chars: int | None = 1000) -> Source:
-    """A user's file by its suffix: JSONL (`text`, optional `id`, `title`), Markdown, text."""
+
+def user_source(path: Path, domain: str, *, chunk_words: int = CHUNK_WORDS) -> Source:
+    """A user's file by its suffix: JSONL (`text`, optional `id`, `title`; one passage a
+    record unless longer than `chunk_words`), Markdown, text (`TextSource`)."""
     name = path.name.lower()
     if not path.is_file():
         raise KgragError(f"no such file: {path}")
     if name.endswith((".jsonl", ".jsonl.gz")):
-        return JsonlSource(domain, path, parse_passage, max_chars)
+        return JsonlSource(domain, path, parse_passage, None, max_words=chunk_words)
     if name.endswith((".md", ".markdown")):
-        return TextSource(domain, path, markdown=True, max_chars=max_chars)
+        return TextSource(domain, path, markdown=True, max_words=chunk_words)
     if name.endswith((".txt", ".text")):
-        return TextSource(domain, path, markdown=False, max_chars=max_chars)
+        return TextSource(domain, path, markdown=False, max_words=chunk_words)
     raise KgragError(f"cannot read {path}: unknown file type",
                      hint="give a .jsonl (with a 'text' field), .md or .txt file")
 

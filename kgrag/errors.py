@@ -33,12 +33,12 @@ class DomainNotBuilt(KgragError):
     """
 
     def __init__(self, domain: str, problem: str = "is not built",
-                 known: Sequence[str] = ()) -> None:
+                 known: Sequence[str] = (), *, hint: str = "") -> None:
         built = f" Built domains: {', '.join(known)}." if known else ""
         super().__init__(
             f"domain {domain!r} {problem}.{built}",
-            hint=f"build it with `kgrag build --domain {domain}` or load an export with "
-            f"`kgrag graph import data/graphs/{domain}.jsonl.gz`")
+            hint=hint or f"build it with `kgrag build --domain {domain}` or load an export "
+            f"with `kgrag graph import data/graphs/{domain}.jsonl.gz`")
         self.domain = domain
 
 

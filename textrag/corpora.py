@@ -1,5 +1,22 @@
 """The passage corpora of the text methods, one per domain, side by side in one Neo4j.
 
+Every domain built with `kgrag build` is a passage corpus: its chunks are written as
+`ChunkPassage` nodes (`kg_builder.passages`, the chunk's id, title, text and vector) and
+`corpus_for_domain` finds them by the domain's name. The design, and why:
+
+- One static label for all domains, not a label per domain: Neo4j 5.26 plans a dynamic
+  label (`MATCH (p:$($label))`) as a scan of all nodes, and a label made from a user's
+  domain name would need escaping in every statement.
+- BM25 filters before ranking: the full-text index `chunk_passage_text` also indexes
+  `corpus`, a token made from the domain name (`kgrag.passages.corpus_token`: `c` + 24
+  hex digits of its sha256, one Lucene term whatever the name's case or punctuation), and
+  every query requires it (`textrag.retrievers.domain_query`).
+- Dense search is numpy over the domain's vectors, read once per retriever: Neo4j
+  Community's vector index cannot filter by a property before ranking (a filter after
+  ranking returns fewer than k passages of a small domain beside a large one).
+
+Two built-in corpora keep labels of their own, because the committed runs read them:
+
 Each corpus has its own node label, its own full-text and vector indexes
 (`cypher/schema/1[1-7]0_*passage*.cypher`) and its own statements (`cypher/textrag/` for
 Wikipedia, `cypher/textrag/medical/`), so a retriever over one corpus can never return a
@@ -9,8 +26,13 @@ dynamic label (`MATCH (p:$($label))`) as a scan of all nodes, so labels stay sta
 
 | corpus | label | file (under the data folder) | domains |
 |---|---|---|---|
-| wikipedia | `Passage` | wikipedia/wiki_passages.jsonl.gz (15,360 paragraphs) | every other |
-| medical | `MedicalPassage` | medical/medquad_corpus.jsonl.gz (14,656 MedQuAD answers) | medical |
+| wikipedia | `Passage` | wikipedia/wiki_passages.jsonl.gz (15,360 paragraphs) | wikipedia, |
+| | | | commonsense, legal |
+| medical | `MedicalPassage` | medical/medquad_corpus.jsonl.gz (14,656 answers) | medical |
+| any other | `ChunkPassage` | its `kgrag build --source` files, as chunked | itself |
+
+CommonsenseQA and law questions keep reading Wikipedia, as their committed runs did; this
+table is the remaining special case (`kgrag corpus load` loads its two files).
 
 The Wikipedia corpus keeps the `Passage` label it always had (its runs read the same
 nodes). A MedQuAD record becomes a passage whose title is its question and whose text is
@@ -23,8 +45,10 @@ file, as a graph build reads it; `overlapping_records` made that list).
 
 >>> corpus_for_domain("medical").label
 'MedicalPassage'
->>> corpus_for_domain("commonsense").name   # no corpus of its own: Wikipedia, as before
+>>> corpus_for_domain("commonsense").name   # Wikipedia, as its committed runs read
 'wikipedia'
+>>> corpus_for_domain("mydocs").label, corpus_for_domain("mydocs").params
+('ChunkPassage', {'domain': 'mydocs'})
 """
 
 from __future__ import annotations
@@ -60,6 +84,18 @@ class CorpusSpec:
     # `<domain>:<graph_source>:<x>` is the passage `<passage_prefix><x>`
     graph_source: str = ""
     passage_prefix: str = ""
+    # a domain's chunk corpus (`ChunkPassage`): the domain whose passages it holds
+    domain: str = ""
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The parameters every statement of this corpus takes besides its own."""
+        return {"domain": self.domain} if self.domain else {}
+
+    @property
+    def is_chunks(self) -> bool:
+        """Whether this is a domain's chunk corpus (passages written by `kgrag build`)."""
+        return bool(self.domain)
 
     def graph_document_prefix(self, domain: str) -> str:
         """The id prefix of `domain`'s graph documents that are passages of this corpus.
@@ -89,6 +125,20 @@ MEDICAL = CorpusSpec(
 
 CORPORA: Mapping[str, CorpusSpec] = MappingProxyType({c.name: c for c in (WIKIPEDIA, MEDICAL)})
 DEFAULT = WIKIPEDIA
+PASSAGES_HINT = ("build it with `kgrag build --domain {domain} --source FILE` (its chunks "
+                 "become its passages), or index the chunks of a graph built earlier with "
+                 "`kgrag corpus load --domain {domain}`")
+# built-in domains whose questions read Wikipedia (their committed runs did)
+WIKIPEDIA_READERS = ("commonsense", "legal")
+
+
+def chunk_corpus(domain: str) -> CorpusSpec:
+    """The passage corpus of `domain`'s chunks (`ChunkPassage` nodes of that domain)."""
+    if not domain:
+        raise KgragError("a chunk corpus needs a domain name")
+    return CorpusSpec(name=domain, label="ChunkPassage", fulltext_index="chunk_passage_text",
+                      vector_index="", statements="textrag/chunks", path="",
+                      record="passage", domains=(domain,), domain=domain)
 
 
 def corpus_named(name: str) -> CorpusSpec:
@@ -100,12 +150,14 @@ def corpus_named(name: str) -> CorpusSpec:
 
 
 def corpus_for_domain(domain: str | None) -> CorpusSpec:
-    """The corpus the text methods read for questions of `domain`: the one registered for
-    it, else Wikipedia (CommonsenseQA and law keep reading Wikipedia, as they always did)."""
+    """The corpus the text methods read for questions of `domain`: a built-in one
+    (Wikipedia for no domain, commonsense and legal), else the domain's own chunks."""
     for spec in CORPORA.values():
         if domain is not None and domain in spec.domains:
             return spec
-    return DEFAULT
+    if domain is None or domain in WIKIPEDIA_READERS:
+        return DEFAULT
+    return chunk_corpus(domain)
 
 
 def corpus_path(spec: CorpusSpec, data_dir: Path) -> Path:

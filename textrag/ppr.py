@@ -117,13 +117,14 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
         known = [r["name"] for r in p.store.read("kg/domains")]
         raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
                              [k for k in known if k != domain])
-    # the domain's own corpus (medical → MedQuAD answers, any other → Wikipedia), for the
-    # graph's passages and the fused text rankings alike
+    # the domain's own corpus (medical → MedQuAD answers, wikipedia, commonsense and legal
+    # → Wikipedia, any other → its chunks), for the graph's passages and the fused text
+    # rankings alike
     corpus = corpus_for_domain(domain)
     others = ([open_retriever(p, "bm25", domain), open_retriever(p, "dense", domain)]
               if fused else [])
     ids = PassageIds(corpus.graph_document_prefix(domain), corpus.passage_prefix,
-                     corpus.statement("ppr_passages"))
+                     corpus.statement("ppr_passages"))  # a chunk's passage has its id
     matcher = store_matcher(p.store, domain, spacy_tagger())
     return PPRRetriever(GraphPPR(p.store, domain, ids, config), matcher, others)
 

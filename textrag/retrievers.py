@@ -2,7 +2,9 @@
 
 Open setting (a passage corpus in Neo4j, Wikipedia unless another `textrag.corpora`
 corpus is given): `BM25Retriever` (that corpus's Lucene full-text index, `passage_text`
-for Wikipedia), `DenseRetriever` (its vector index, `passage_embedding`),
+for Wikipedia; a domain's chunk passages require its corpus token in the query),
+`DenseRetriever` (its vector index, `passage_embedding`; over a domain's chunk passages,
+numpy over its vectors, `DomainVectors`),
 `HybridRetriever` (reciprocal rank fusion of several retrievers). Gold setting:
 `GoldContextRetriever` ranks a question's own paragraphs with an in-memory Okapi BM25.
 
@@ -23,10 +25,14 @@ retriever depends on the question: `shared(bm25)` for the open setting,
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+import numpy as np
+
+from kgrag.passages import corpus_token
 from kgrag.types import Passage, Question
 from textrag.bm25 import OkapiBM25
 from textrag.corpora import DEFAULT, CorpusSpec
@@ -63,6 +69,16 @@ def lucene_query(text: str, max_terms: int = MAX_QUERY_TERMS) -> str | None:
         return None
     terms = [t for t in text.split() if _WORD.search(t)][:max_terms]
     return " ".join(escape_lucene(t) for t in terms)
+
+
+def domain_query(query: str, domain: str) -> str:
+    """An escaped Lucene query (`lucene_query`) over a domain's chunk passages: the
+    domain's corpus token is required, the query's terms are searched in title and text.
+
+    >>> domain_query("Who found it?", "x").startswith("+corpus:c")
+    True
+    """
+    return f"+corpus:{corpus_token(domain)} +(title:({query}) OR text:({query}))"
 
 
 class BaseRetriever(ABC):
@@ -102,15 +118,19 @@ class BM25Retriever(BaseRetriever):
         self.store, self.corpus = store, corpus
 
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
-        q = lucene_query(query)
+        q = lucene_query(query, MAX_QUERY_TERMS // 2 if self.corpus.is_chunks else
+                         MAX_QUERY_TERMS)
         if q is None:
             return []
+        if self.corpus.is_chunks:
+            q = domain_query(q, self.corpus.domain)
         return _rows_to_hits(self.store.read(self.corpus.statement("search_bm25"),
-                                             {"query": q, "k": k}))
+                                             {"query": q, "k": k, **self.corpus.params}))
 
 
 class DenseRetriever(BaseRetriever):
-    """Cosine similarity of the query's MiniLM vector to passage vectors (vector index).
+    """Cosine similarity of the query's vector to passage vectors (vector index); the
+    embedder must be the one that made the corpus's vectors (`textrag.corpus_vectors`).
 
         DenseRetriever(store, embedder).search("shark film by Spielberg", k=3)
     """
@@ -120,11 +140,50 @@ class DenseRetriever(BaseRetriever):
     def __init__(self, store: GraphStore, embedder: Embedder,
                  corpus: CorpusSpec = DEFAULT) -> None:
         self.store, self.embedder, self.corpus = store, embedder, corpus
+        self._vectors = DomainVectors(store, corpus.domain) if corpus.is_chunks else None
 
     def _search(self, query: str, k: int) -> list[tuple[Passage, float]]:
-        vector = self.embedder.embed([query])[0]
+        vector = self.embedder.embed([query], kind="query")[0]
+        if self._vectors is not None:
+            return self._vectors.nearest(vector, k)
         return _rows_to_hits(self.store.read(self.corpus.statement("search_dense"),
                                              {"k": k, "embedding": vector.tolist()}))
+
+
+class DomainVectors:
+    """A domain's passage vectors as one matrix, read from Neo4j on the first search
+    (`textrag/chunks/domain_vectors`, one round trip) and kept: dense search over a
+    domain's passages is then one matrix product (vectors are L2-normalised, so the dot
+    product is the cosine). Ties keep id order.
+
+        DomainVectors(store, "mydocs").nearest(embedder.embed(["comet"])[0], k=3)
+    """
+
+    def __init__(self, store: GraphStore, domain: str) -> None:
+        self.store, self.domain = store, domain
+        self._passages: list[Passage] | None = None
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._lock = threading.Lock()
+
+    def _load(self) -> list[Passage]:
+        with self._lock:
+            if self._passages is None:
+                rows = self.store.read("textrag/chunks/domain_vectors",
+                                       {"domain": self.domain})
+                self._passages = [Passage(id=str(r["id"]), title=str(r["title"] or ""),
+                                          text=str(r["text"] or "")) for r in rows]
+                self._matrix = (np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+                                if rows else np.zeros((0, 0), dtype=np.float32))
+            return self._passages
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[Passage, float]]:
+        """The `k` passages most similar to `vector`, best first, with their cosine."""
+        passages = self._load()
+        if not passages:
+            return []
+        scores = self._matrix @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(passages[i], float(scores[i])) for i in order]
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Passage]], k: int = 60

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from kgrag.errors import KgragError
-from textrag.corpora import corpus_for_domain
+from kgrag.errors import DomainNotBuilt, KgragError
+from textrag.corpora import PASSAGES_HINT, corpus_for_domain
 from textrag.retrievers import (
     BM25Retriever,
     DenseRetriever,
@@ -36,8 +36,12 @@ def open_retriever(p: Platform, kind: RetrieverKind = "bm25", domain: str | None
     """A retriever over the passage corpus of `domain` (`corpus_for_domain`); an empty
     corpus is an error, not closed-book."""
     corpus = corpus_for_domain(domain)
-    counts = p.store.read(corpus.statement("count_passages"))[0]
+    counts = p.store.read(corpus.statement("count_passages"), corpus.params)[0]
     usable = counts["passages"] if kind == "bm25" else counts["embedded"]
+    if not usable and corpus.is_chunks:  # a domain of one's own: its chunks
+        raise DomainNotBuilt(corpus.domain, "has no passages" if not counts["passages"]
+                             else "has passages without vectors",
+                             hint=PASSAGES_HINT.format(domain=corpus.domain))
     if not usable:
         flag = "" if corpus.name == "wikipedia" else f" --domain {domain}"
         raise KgragError(f"the {corpus.name} passage corpus in Neo4j is empty"
@@ -47,7 +51,9 @@ def open_retriever(p: Platform, kind: RetrieverKind = "bm25", domain: str | None
     bm25 = BM25Retriever(p.store, corpus)
     if kind == "bm25":
         return bm25
-    dense = DenseRetriever(p.store, p.embedder, corpus)
+    from textrag.corpus_vectors import corpus_embedder
+
+    dense = DenseRetriever(p.store, corpus_embedder(p, corpus), corpus)
     return dense if kind == "dense" else HybridRetriever([bm25, dense])
 
 

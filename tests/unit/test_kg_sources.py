@@ -183,27 +183,72 @@ def test_user_jsonl_ids_duplicates_and_empty_text(tmp_path: Path) -> None:
     assert "duplicate" in report.issues[0].error
 
 
-def test_markdown_paragraphs_headings_and_long_paragraphs(tmp_path: Path) -> None:
-    long_para = " ".join(f"Sentence number {i} is here." for i in range(100))  # ~2,800 chars
+def test_markdown_passages_pack_paragraphs_split_long_ones_and_keep_heading_paths(
+        tmp_path: Path) -> None:
+    long_para = " ".join(f"Sentence number {i} is here." for i in range(100))  # 500 words
     path = tmp_path / "guide.md"
-    path.write_text(f"# Foxes\n\nFoxes live\nin forests.\n\n## Diet\n{long_para}\n\n\nEnd.\n")
+    path.write_text(f"# Foxes\n\nFoxes live\nin forests.\n\nThey hunt at night.\n\n"
+                    f"## Diet\n{long_para}\n\n\nEnd.\n")
     chunks, report = load(user_source(path, "notes"))
     assert chunks[0].id == "notes:guide:L3"
-    assert (chunks[0].text, chunks[0].title) == ("Foxes live in forests.", "Foxes")
-    diet = [c for c in chunks if c.line == 7]
-    assert len(diet) == 3 and diet[1].id == "notes:guide:L7:1"
-    assert all(len(c.text) <= 1000 and c.title == "Diet" for c in diet)
+    # two short paragraphs under one heading are one passage
+    assert (chunks[0].text, chunks[0].title) == ("Foxes live in forests.\n\nThey hunt at night.",
+                                                 "Foxes")
+    diet = [c for c in chunks if c.line == 9]
+    assert [c.id for c in diet] == [f"notes:guide:L9:{i}" for i in range(4)]  # 150 words each
+    assert all(len(c.text.split()) <= 150 and c.title == "Foxes > Diet" for c in diet)
+    assert diet[0].text.endswith("Sentence number 29 is here.")  # split between sentences
     assert {c.document_id for c in chunks} == {"notes:guide"}
-    assert chunks[-1].text == "End." and chunks[-1].line == 10
-    assert report.records == 3 and report.chunks == 5
+    assert chunks[-1].text == "End." and chunks[-1].line == 12
+    assert (report.records, report.chunks, report.split) == (3, 6, 1)
+    bigger, _ = load(user_source(path, "notes", chunk_words=600))
+    assert [c.id for c in bigger] == ["notes:guide:L3", "notes:guide:L9"]  # End. joins Diet
 
 
 def test_plain_text_has_no_headings_and_bad_bytes_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_bytes(b"# not a heading\nstill para one\n\xff\xfe broken\nend of one\n\nTwo.\n")
     chunks, report = load(user_source(path, "notes"))
-    assert [c.text for c in chunks] == ["# not a heading still para one end of one", "Two."]
+    assert [c.text for c in chunks] == ["# not a heading still para one end of one\n\nTwo."]
     assert report.skipped == 1 and report.issues[0].line == 3
+
+
+@pytest.mark.parametrize("name", ["empty.md", "empty.jsonl"])
+def test_an_empty_file_is_counted_as_skipped(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("\n  \n")
+    chunks, report = load(user_source(path, "notes"))
+    assert chunks == [] and report.skipped == 1 and "empty file" in str(report)
+
+
+def test_a_binary_file_is_skipped_whole(tmp_path: Path) -> None:
+    path = tmp_path / "photo.md"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 10)
+    chunks, report = load(user_source(path, "notes"))
+    assert chunks == [] and (report.records, report.skipped) == (0, 1)
+    assert "binary file" in str(report)
+
+
+def test_a_5_mb_single_line_file_is_split_into_bounded_passages(tmp_path: Path) -> None:
+    path = tmp_path / "dump.txt"
+    unit = "The probe measured dust near the comet tail. " + "x" * 500 + " "
+    path.write_text(unit * (5_000_000 // len(unit)))  # one line, no newline
+    chunks, report = load(user_source(path, "notes"))
+    assert len({c.id for c in chunks}) == len(chunks) > 1_000
+    assert max(len(c.text) for c in chunks) <= 150 * 41  # words are cut at 40 characters
+    assert (report.records, report.split, report.skipped) == (1, 1, 0)
+    assert f"{len(chunks):,} chunks (1 long ones split)" in str(report)
+
+
+def test_long_jsonl_records_are_split_short_ones_kept_whole(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "mine.jsonl", [
+        {"id": "a", "text": "Short record."},
+        {"id": "b", "text": " ".join(f"Word{i} here." for i in range(200))},  # 400 words
+    ])
+    chunks, report = load(user_source(path, "notes"))
+    assert [c.id for c in chunks] == ["notes:mine:a", "notes:mine:b:0", "notes:mine:b:1",
+                                      "notes:mine:b:2"]
+    assert report.split == 1 and all(len(c.text.split()) <= 150 for c in chunks)
 
 
 def test_bad_names_and_types_are_user_errors(tmp_path: Path) -> None:
@@ -252,7 +297,7 @@ def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MedQuAD's corpus repeats some dev300 questions, most often with the very answer
     text under another question: the graph must hold none of them, as the passage corpus
-    does not. The build reads the committed list (made here as `scripts/leave_out.py`
+    does not. The build reads the committed list (made here as `research/leave_out.py`
     makes it), never the evaluation file: it builds with that file gone."""
     med = tmp_path / "medical"
     med.mkdir()
@@ -297,7 +342,7 @@ def test_medquad_records_that_repeat_an_evaluation_question_are_left_out(
     with pytest.raises(KgragError, match="not the file the leave-out list was made for"
                        ) as e:
         builtin_sources("medical", tmp_path)
-    assert "scripts/leave_out.py --write" in (e.value.hint or "")
+    assert "research/leave_out.py --write" in (e.value.hint or "")
 
 
 def test_legalbench_records_readmes_and_distinct_ids(tmp_path: Path) -> None:
@@ -382,7 +427,7 @@ def test_real_knowledge_sources_first_records(domain: str, first_ids: list[str])
 
 @needs_data
 def test_the_committed_leave_out_list_matches_the_real_files() -> None:
-    """`kgrag/leave_out.json` is what `scripts/leave_out.py --write` makes from the shared
+    """`kgrag/leave_out.json` is what `research/leave_out.py --write` makes from the shared
     data folder: the records of MedQuAD's corpus that repeat a medquad_dev300 question
     (the passage corpus's own list), for that very corpus file."""
     committed = json.loads((ROOT / "kgrag" / "leave_out.json").read_text(encoding="utf-8"))
