@@ -6,7 +6,7 @@ hold for MedQuAD: 480 records of `medical/medquad_corpus.jsonl.gz` repeat a
 question). A graph built from them holds reference answers. `leave_out.json`, beside
 this module, lists those records by line, with the sha256 of the file it was made for.
 
-The list is made once from the evaluation files by `scripts/leave_out.py --write`
+The list is made once from the evaluation files by `research/leave_out.py --write`
 (through `textrag.corpora.overlapping_records`), and a data test checks it against the
 real files. A graph build and the load of a shared passage corpus (`kgrag corpus load`)
 read only the list, never an evaluation file.
@@ -28,7 +28,7 @@ from typing import Any
 from kgrag.errors import KgragError
 
 LIST = Path(__file__).with_name("leave_out.json")
-REMAKE = "python scripts/leave_out.py --write"
+REMAKE = "python research/leave_out.py --write"
 
 
 def sha256_of(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""The scripts under `scripts/` are typer command lines, like `kgrag` itself.
+"""The scripts under `scripts/` and `research/` are typer command lines, like `kgrag`.
 
     if __name__ == "__main__":
         run_script(main, __doc__)

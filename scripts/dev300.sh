@@ -72,7 +72,7 @@
 # RUNS for the output root (default runs/dev300). Scores and a report follow each step.
 #
 # Cost on 2 idle cores with the default 1.5B model, all rows of one question (sum of the
-# median s/q per row over the committed runs' latest questions, `python scripts/seconds.py
+# median s/q per row over the committed runs' latest questions, `python research/seconds.py
 # docs/results/<run> FROM TO`, answer-first replies stopped at their option): CommonsenseQA
 # ~80 s, MedQA ~160 s, HotpotQA ~220 s (with llm and rag-gold), 2Wiki ~180 s. The sum
 # overstates KG runs, whose rows replay a shared call at its recorded seconds: MMLU law

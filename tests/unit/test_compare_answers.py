@@ -1,4 +1,4 @@
-"""scripts/compare_answers.py: identical answers and evidence per method over the questions
+"""research/compare_answers.py: identical answers and evidence per method over the questions
 two runs share, and each run's mean quality there."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from eval.runner import RunConfig, RunLine
 from kgrag.types import Prediction, Question, Usage
 
 ROOT = Path(__file__).resolve().parents[2]
-script = runpy.run_path(str(ROOT / "scripts" / "compare_answers.py"))
+script = runpy.run_path(str(ROOT / "research" / "compare_answers.py"))
 
 
 def _run(path: Path, answers: dict[tuple[str, str], tuple[str, list[str]]]) -> Path:

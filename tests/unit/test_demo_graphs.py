@@ -81,7 +81,7 @@ def test_the_frozen_medical_graph_is_a_full_build_in_two_parts_and_not_a_demo_ex
 
 def test_the_committed_legal_export_holds_no_legalbench_test_split() -> None:
     """LegalBench's test splits are its evaluation data, not knowledge sources: withdrawn
-    from the committed export (scripts/withdraw_sources.py), the counts kept consistent."""
+    from the committed export (research/withdraw_sources.py), the counts kept consistent."""
     import gzip
     import json
 

@@ -1,4 +1,4 @@
-"""scripts/pair_steps.py: its line for N repeats the tests of `kgrag score --same N`, and
+"""research/pair_steps.py: its line for N repeats the tests of `kgrag score --same N`, and
 its closing lines sum the steps up."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-script = runpy.run_path(str(ROOT / "scripts" / "pair_steps.py"))
+script = runpy.run_path(str(ROOT / "research" / "pair_steps.py"))
 # runs scored with --same whose answers are right or wrong (an open-ended run such as
 # MedQuAD has no McNemar pairs, so no pair_steps line)
 RUNS = [p.parent for p in sorted((ROOT / "docs" / "results").glob("*/metrics.json"))

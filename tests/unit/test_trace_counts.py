@@ -1,4 +1,4 @@
-"""scripts/trace_counts.py: its per-method supporting-paragraph counts agree with `kgrag score`."""
+"""research/trace_counts.py: its per-method supporting-paragraph counts agree with `kgrag score`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-script = runpy.run_path(str(ROOT / "scripts" / "trace_counts.py"))
+script = runpy.run_path(str(ROOT / "research" / "trace_counts.py"))
 RUNS = [ROOT / "docs" / "results" / d for d in ("hotpotqa-dev", "2wiki-dev")]
 
 

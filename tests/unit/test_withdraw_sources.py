@@ -1,4 +1,4 @@
-"""scripts/withdraw_sources.py: the chunks of withdrawn sources go, then the facts and
+"""research/withdraw_sources.py: the chunks of withdrawn sources go, then the facts and
 pairs only they supported, then the entities left with neither; the rest is untouched."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import runpy
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-withdraw = runpy.run_path(str(ROOT / "scripts" / "withdraw_sources.py"))["withdraw"]
+withdraw = runpy.run_path(str(ROOT / "research" / "withdraw_sources.py"))["withdraw"]
 
 
 def test_withdraw_takes_back_only_what_the_source_alone_held() -> None:

@@ -7,14 +7,14 @@ answer_first=True)`), how often each option position was chosen against how ofte
 correct, and seconds per question. `--out F` keeps every reply (JSON lines);
 `--replies F` reads such a file again with the current scorer, without the model.
 
-    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000 --out replies.jsonl
-    .venv/bin/python scripts/prompt_bias.py --n 40 --offset 9000 --replies replies.jsonl
+    .venv/bin/python research/prompt_bias.py --n 40 --offset 9000 --out replies.jsonl
+    .venv/bin/python research/prompt_bias.py --n 40 --offset 9000 --replies replies.jsonl
 
 The default questions are CommonsenseQA *train* records 9000-9039: a knowledge source,
 not an evaluation file (no evidence is given, so whether the graph holds them does not
 matter). Variants:
 `llm` (kgrag/prompts/llm_mcq.txt), `kg` (metakg/prompts/answer_mcq.txt, our rendering of
-MetaKGRAG's Table 7) and `table7` (scripts/prompt_bias/answer_mcq_table7.txt, Table 7's
+MetaKGRAG's Table 7) and `table7` (research/prompt_bias/answer_mcq_table7.txt, Table 7's
 wording and order: question, evidence, then the instruction). Greedy decoding, the
 model's answer budget (`KGMethod.answer_tokens`, `LLMOnly.max_tokens`).
 """
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {
     "llm": (ROOT / "kgrag/prompts/llm_mcq.txt", LLMOnly.max_tokens[0]),
     "kg": (ROOT / "metakg/prompts/answer_mcq.txt", KGMethod.answer_tokens[True]),
-    "table7": (ROOT / "scripts/prompt_bias/answer_mcq_table7.txt", KGMethod.answer_tokens[True]),
+    "table7": (ROOT / "research/prompt_bias/answer_mcq_table7.txt", KGMethod.answer_tokens[True]),
 }
 
 

@@ -1,6 +1,6 @@
 """Median seconds per question of every method of a run, over a range of its questions.
 
-    python scripts/seconds.py docs/results/hotpotqa-dev 13 28
+    python research/seconds.py docs/results/hotpotqa-dev 13 28
 
 Questions are numbered 1, 2, … in dataset order (`eval.scoring.question_order`, as for
 `kgrag score --same`), so a range picks the questions of given steps, for example those

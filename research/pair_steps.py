@@ -1,7 +1,7 @@
 """How one paired comparison moved as a run grew: A against B on the run's first N questions,
 for N from FROM to TO in steps of STEP (default 4, the step of the dev300 chains).
 
-    python scripts/pair_steps.py docs/results/hotpotqa-dev metarag rag 84 136
+    python research/pair_steps.py docs/results/hotpotqa-dev metarag rag 84 136
 
 Each line: N, the exact matches (or correct answers) of A and of B, their difference, the
 McNemar exact p and the paired-bootstrap p of F1 (when both rows have F1). The first N

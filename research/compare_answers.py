@@ -2,7 +2,7 @@
 method both runs answered, how many answers and evidence lists are identical, and the mean
 ROUGE-L (open-ended) or EM (short answers) of each run over the shared questions.
 
-    python scripts/compare_answers.py runs/medquad-graphB docs/results/medquad-dev300
+    python research/compare_answers.py runs/medquad-graphB docs/results/medquad-dev300
 
 Greedy decoding is deterministic on one machine, not across llama.cpp builds (the CPU
 features ggml was compiled with): a method that reads no graph (`llm`) shows that part

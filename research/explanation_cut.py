@@ -1,6 +1,6 @@
 """What stopping answer-first replies at their option saves, and that it keeps the option.
 
-    python scripts/explanation_cut.py --dataset csqa --domain commonsense --method metakgrag --n 8
+    python research/explanation_cut.py --dataset csqa --domain commonsense --method metakgrag --n 8
 
 Answers the first N questions of a dataset twice with one method, on the real model:
 once with the whole reply decoded (`kgrag ask`, `kgrag eval --explanations`) and once

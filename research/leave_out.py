@@ -2,8 +2,8 @@
 the knowledge sources that repeat an evaluation question (MedQuAD's corpus repeats 480
 `medquad_dev300` questions), by line, with the sha256 of the file they were found in.
 
-    python scripts/leave_out.py            # check: exit 1 if the list is out of date
-    python scripts/leave_out.py --write    # remake it from the data folder's files
+    python research/leave_out.py            # check: exit 1 if the list is out of date
+    python research/leave_out.py --write    # remake it from the data folder's files
 
 This script reads the evaluation files (to find the repeats); a graph build reads only
 the list it writes.
@@ -31,7 +31,7 @@ def main(write: Annotated[bool, typer.Option("--write", help="Rewrite the list."
         LIST.write_text(text, encoding="utf-8")
         print(f"wrote {LIST}: {counts}")
     elif not LIST.is_file() or LIST.read_text(encoding="utf-8") != text:
-        print(f"{LIST} is out of date ({counts} expected): python scripts/leave_out.py --write")
+        print(f"{LIST} is out of date ({counts} expected): python research/leave_out.py --write")
         raise typer.Exit(1)
     else:
         print(f"{LIST} is up to date: {counts}")

@@ -1,10 +1,10 @@
 """Precision of the extractors: sample facts with their source text, judge them by hand,
 score with a Wilson 95% interval.
 
-    python scripts/precision_sample.py sample --extractor spacy --domain medical
-    python scripts/precision_sample.py sample --extractor llm --domain medical
+    python research/precision_sample.py sample --extractor spacy --domain medical
+    python research/precision_sample.py sample --extractor llm --domain medical
     (a person reads each line's `sentence` and sets "supported": true/false, "note")
-    python scripts/precision_sample.py score          # the table for docs/benchmarks.md
+    python research/precision_sample.py score          # the table for docs/benchmarks.md
 
 Samples are fixed by the seed (42). spaCy facts: the chunks of the domain's knowledge
 sources (all of them, as `kgrag build` reads them) are shuffled, the first 400 parsed with

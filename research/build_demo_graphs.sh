@@ -2,7 +2,7 @@
 # Grows the demo graphs with the default local model and exports them to data/graphs/.
 # Resumable on any machine: each committed export is imported first, and `kgrag build`
 # skips the chunks the graph already holds, so only new records are extracted.
-# Usage: scripts/build_demo_graphs.sh [COMMONSENSE_LIMIT] [MEDICAL_LIMIT] [LEGAL_LIMIT] [WIKIPEDIA_LIMIT]
+# Usage: research/build_demo_graphs.sh [COMMONSENSE_LIMIT] [MEDICAL_LIMIT] [LEGAL_LIMIT] [WIKIPEDIA_LIMIT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=.venv/bin/kgrag

@@ -5,7 +5,7 @@ the chunks of documents read from the named sources are dropped, then every fact
 co-occurrence pair left without a chunk, then every entity that had facts or pairs and
 has none left. The meta line records what was withdrawn and how much.
 
-    python scripts/withdraw_sources.py data/graphs/legal.jsonl.gz \\
+    python research/withdraw_sources.py data/graphs/legal.jsonl.gz \\
         --source-glob 'legalbench/*/test.jsonl'
 """
 

@@ -14,7 +14,7 @@ For own/after it also gives recall@10 of the index against the exact cosine rank
 `--queries` vectors of the same domain that are not among the loaded ones. The scratch
 nodes and index are removed at the end (and before each mode).
 
-    .venv/bin/python scripts/vector_index_cost.py none own shared after after:ef=40
+    .venv/bin/python research/vector_index_cost.py none own shared after after:ef=40
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ letters chosen beside the gold letters for:
 - `prior` (with --prior FILE, from `kgrag reader prior`): the shift-0 pass divided by the
   position prior (PriDe), i.e. what `--bias prior` answers.
 
-    python scripts/reader_bias.py docs/results/reader-csqa-100-rotate \\
+    python research/reader_bias.py docs/results/reader-csqa-100-rotate \\
         --prior ~/.cache/kgrag/priors/qwen2.5-coder-1.5b/csqa.json
 """
 

@@ -1,6 +1,6 @@
 """Counts the README quotes from SeaKR and MetaRAG traces of a run, on its first N questions.
 
-    python scripts/trace_counts.py docs/results/hotpotqa-dev 28
+    python research/trace_counts.py docs/results/hotpotqa-dev 28
 
 SeaKR: reasoning steps, real retrievals (a `retrieve` step that chose a passage), questions
 with and without retrieval and their exact matches, the first step's uncertainty.

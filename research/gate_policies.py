@@ -15,7 +15,7 @@ model call, this prints the correct answers of:
 Post hoc by construction: it reads the gold answers to count, so it measures policies and
 never chooses one for a run.
 
-    python scripts/gate_policies.py docs/results/reader-csqa-kgfull [--n 100]
+    python research/gate_policies.py docs/results/reader-csqa-kgfull [--n 100]
 """
 
 from __future__ import annotations
