@@ -306,6 +306,7 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
                 hint=_calibration_hint(out, diff, config)
                 or "use a new --out directory, or --force to mix them knowingly")
         config.methods = sorted(set(old.methods) | set(config.methods))
+        config.n = run_size(old.n, config.n)
         config.forced_mix = old.forced_mix + ([json.dumps(diff)] if diff else [])
         versions = old.code_versions or [old.code_version]
         config.code_versions = _recorded_then_new(versions, [config.code_version])
@@ -319,6 +320,19 @@ def prepare_run(out: Path, config: RunConfig, force: bool) -> None:
     else:
         config.code_versions = [config.code_version]
     path.write_text(config.model_dump_json(indent=2))
+
+
+def run_size(recorded: int | None, asked: int | None) -> int | None:
+    """The `n` a resumed run records: the largest first-N any command asked of it (None:
+    the whole dataset), so config.json states the size of the run's tables, not the `--n`
+    of the last command (which may add a method on fewer questions).
+
+    >>> run_size(300, 100), run_size(100, 300), run_size(300, None)
+    (300, 300, None)
+    """
+    if recorded is None or asked is None:
+        return None
+    return max(recorded, asked)
 
 
 def _recorded_then_new(recorded: list[str], now: list[str]) -> list[str]:

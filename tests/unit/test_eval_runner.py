@@ -76,6 +76,18 @@ def test_run_writes_predictions_and_resumes(tmp_path: Path, dataset: Path) -> No
     assert sorted(ln.question.id for ln in lines) == ["q0", "q1", "q2", "q3"]
 
 
+def test_config_records_the_largest_n_a_command_asked(tmp_path: Path, dataset: Path) -> None:
+    """A method added on fewer questions keeps the run's recorded size: config.json's `n`
+    is the size of the run's tables, not the last command's `--n`."""
+    out = tmp_path / "run"
+    run_eval(FakePlatform(["B", "A", "B"], tmp_path), str(dataset), ["llm"], n=3, out=out,
+             progress=False)  # type: ignore[arg-type]
+    run_eval(FakePlatform(["B"], tmp_path), str(dataset), ["cot"], n=1, out=out,
+             progress=False)  # type: ignore[arg-type]
+    config = json.loads((out / "config.json").read_text())
+    assert (config["n"], config["methods"]) == (3, ["cot", "llm"])
+
+
 def test_scoring_counts_correct_wrong_fail(tmp_path: Path, dataset: Path) -> None:
     out = tmp_path / "run"
     p = FakePlatform(["B", "A", "(B)", "I cannot tell."], tmp_path)
