@@ -9,6 +9,8 @@
 | `kg-vanilla` | vanilla KG-RAG: the matched entities' top-k facts, no cycle |
 | `tog` | Think-on-Graph-style LLM-pruned beam search (`metakg.tog`) |
 | `kg-no-evidence` | diagnostic: the KG answer prompt with no evidence, nothing retrieved |
+| `kg-paths` | ours: options scored by typed graph paths, a fitted linear model, no LLM |
+| `kg-fused` | ours: `llm`'s letter distribution fused log-linearly with kg-paths scores |
 
     m = MetaKGRAG(platform.chat_model, CypherBackend(platform.store, platform.embedder),
                   domain="commonsense")
@@ -28,6 +30,7 @@ from metakg.config import Ablation, MetaKGConfig
 from metakg.cycle import refine
 from metakg.graph import Triple, integrate_evidence_paths
 from metakg.kg_method import NO_EVIDENCE, Context, KGMethod
+from metakg.kg_paths import FACTORIES as KG_PATHS_FACTORIES
 from metakg.neo4j_source import CypherBackend
 from metakg.option_anchored import OptionAnchored
 from metakg.tog import ThinkOnGraph
@@ -176,5 +179,6 @@ METHOD_CLASSES: tuple[type[KGMethod], ...] = (
     KGNoEvidence)
 
 FACTORIES: dict[str, Factory] = {cls.name: _factory(cls) for cls in METHOD_CLASSES}
+FACTORIES.update(KG_PATHS_FACTORIES)  # ours: kg-paths, kg-fused (metakg.kg_paths)
 # Every method here reads the domain graph (`kgrag.platform.graph_methods()`).
 GRAPH_METHODS: frozenset[str] = frozenset(FACTORIES)

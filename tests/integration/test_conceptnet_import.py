@@ -39,7 +39,7 @@ def test_conceptnet_slice_import(platform, test_domain) -> None:  # type: ignore
     assert facts[("fox", "at location", "bush")]["k"] == "AtLocation"
     assert (facts[("cat", "capable of", "scratch")]["score"],
             facts[("cat", "capable of", "scratch")]["freq"]) == (5, 5)
-    assert facts[("fox", "is a", "vermin")]["assertions"] == [3]
+    assert facts[("fox", "is a", "vermin")]["assertions"] == [11]
     assert ("fox", "at location", "brain") not in facts  # freq -5: false
     assert not any(k[2] == "brain" for k in facts)
     # "revolve door" is ConceptNet's form of the existing "revolving door"

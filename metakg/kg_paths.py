@@ -1,0 +1,266 @@
+"""`kg-paths` and `kg-fused` (ours): multiple choice from typed graph paths, alone and
+fused with the reader.
+
+- `kg-paths` answers from the graph alone, no LLM: each option's path features
+  (`metakg.paths`) scored by one conditional-logit model fitted on training questions
+  only (`kgrag paths fit`; the weights are committed in `metakg/weights/`). The option
+  with the highest score wins; a tie (e.g. no option reaches the graph) goes to the first
+  of the tied options, so a question the graph says nothing about is a guess.
+- `kg-fused` reads the option letters as `llm` does (the same prompt, the same debiased
+  letter distribution p_llm) and combines it log-linearly with the kg-paths scores s:
+  log p(i) ∝ log p_llm(i) + λ·s(i), where λ is fitted on training questions only and may
+  be 0. An option with no entity in the graph scores 0, so only the reader speaks for it.
+  The trace shows both distributions and the paths behind each option.
+
+    KGPaths(CypherNeighbourhoods(store, "commonsense"), store_matcher(...)).answer(q)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from kgrag.baselines import LLMOnly, closed_book_render
+from kgrag.errors import KgragError
+from kgrag.llm.base import Capabilities, ChatModel, Generation, GenerationParams, UsageMeter
+from kgrag.method import Answer, QAMethod, Trace
+from kgrag.reader import option_text
+from kgrag.types import Question
+from metakg.paths import FEATURES, Neighbourhoods, OptionPaths, PathModel, path_features, softmax
+from metakg.seeds import EntityMatcher
+
+if TYPE_CHECKING:
+    from kgrag.platform import Platform
+
+WEIGHTS = Path(__file__).resolve().parent / "weights"
+
+
+def weights_path(domain: str) -> Path:
+    return WEIGHTS / f"kg_paths_{domain}.json"
+
+
+def load_model(domain: str, path: Path | None = None) -> PathModel:
+    """The committed kg-paths weights of a domain (made by `kgrag paths fit`)."""
+    path = path or weights_path(domain)
+    if not path.is_file():
+        raise KgragError(f"no kg-paths weights for domain {domain!r} at {path}",
+                         hint=f"fit them with `kgrag paths fit --domain {domain}`")
+    d = json.loads(path.read_text())
+    names = tuple(d["features"])
+    if names != FEATURES:
+        raise KgragError(f"{path} was fitted on other features than kg-paths reads",
+                         hint=f"re-fit with `kgrag paths fit --domain {domain}`")
+    return PathModel(np.asarray(d["weights"], dtype=float), names,
+                     {k: v for k, v in d.items() if k not in ("weights", "features")})
+
+
+class NoModel:
+    """The model slot of a method that never calls a model (`kg-paths`)."""
+
+    name = "none"
+    capabilities = Capabilities()
+
+    def __init__(self) -> None:
+        self.usage = UsageMeter()
+
+    def chat(self, messages: object, params: GenerationParams) -> Generation:
+        raise KgragError("kg-paths calls no model")
+
+    sample = hidden_state = next_token_logprobs = chat  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One question's options: their entities, features, paths and scores."""
+
+    labels: tuple[str, ...]
+    entities: tuple[tuple[str, ...], ...]
+    options: tuple[OptionPaths, ...]
+    scores: tuple[float, ...]
+    seeds: tuple[str, ...]
+
+
+class PathScorer:
+    """Seeds and options matched, neighbourhoods read (one round trip), options scored."""
+
+    def __init__(self, hoods: Neighbourhoods, matcher: EntityMatcher, model: PathModel
+                 ) -> None:
+        self.hoods, self.matcher, self.model = hoods, matcher, model
+
+    def features(self, question: Question, exclude: str | None = None
+                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[OptionPaths]]:
+        m = self.matcher
+        m.prefetch([question.text, *(c.text for c in question.choices)])
+        seeds = m.match(question.text).keys
+        options = [m.match_option(c.text, exclude=seeds).keys for c in question.choices]
+        keys = sorted(set(seeds) | {k for ks in options for k in ks})
+        hood = self.hoods.read(keys)
+        return seeds, options, path_features(seeds, options, hood, exclude)
+
+    def score(self, question: Question, exclude: str | None = None) -> Scored:
+        seeds, options, feats = self.features(question, exclude)
+        raw = self.model.scores([f.features for f in feats])
+        # an option with no entity in the graph scores 0 (it says nothing either way)
+        scores = [s if ents else 0.0 for s, ents in zip(raw, options, strict=True)]
+        return Scored(tuple(c.label for c in question.choices), tuple(options),
+                      tuple(feats), tuple(scores), tuple(seeds))
+
+
+def _trace_paths(trace: Trace, s: Scored) -> None:
+    trace.add("paths", f"{len(s.seeds)} question entities; options linked: "
+              + ", ".join(f"{lab} {len(o.paths)}" for lab, o in zip(s.labels, s.options,
+                                                                      strict=True)),
+              seeds=list(s.seeds),
+              options={lab: {"entities": list(e), "score": round(sc, 4), "paths": list(o.paths)}
+                       for lab, e, o, sc in zip(s.labels, s.entities, s.options, s.scores,
+                                                strict=True)})
+
+
+Scorers = Callable[[str], PathScorer]  # domain → its scorer
+
+
+class _Domains:
+    """The scorer of the method's domain, or of each question's (made once per domain)."""
+
+    name: ClassVar[str]
+
+    def _setup(self, scorers: Scorers | PathScorer, domain: str | None) -> None:
+        self._make = scorers if callable(scorers) else (lambda _d: scorers)
+        self._scorers: dict[str, PathScorer] = {}
+        self.domain = domain
+
+    def scorer(self, question: Question) -> PathScorer:
+        domain = self.domain or question.domain
+        if not domain:
+            raise KgragError(f"{self.name} answers from a domain graph, and none was given",
+                             hint="pass --domain (commonsense, medical, legal, …)")
+        if domain not in self._scorers:
+            self._scorers[domain] = self._make(domain)
+        return self._scorers[domain]
+
+
+class KGPaths(_Domains, QAMethod):
+    """Ours: the option whose typed graph paths score highest (no LLM)."""
+
+    name: ClassVar[str] = "kg-paths"
+
+    def __init__(self, scorers: Scorers | PathScorer, domain: str | None = None,
+                 model: ChatModel | None = None) -> None:
+        super().__init__(model or NoModel())  # type: ignore[arg-type]
+        self._setup(scorers, domain)
+
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        if not question.is_multiple_choice:
+            raise KgragError(f"{self.name} answers multiple-choice questions only")
+        s = self.scorer(question).score(question)
+        _trace_paths(trace, s)
+        probs = softmax(list(s.scores))
+        best = max(range(len(probs)), key=lambda i: (probs[i], -i))
+        label = s.labels[best]
+        trace.add("choose", f"{option_text(question, label)} (p={probs[best]:.2f})",
+                  label=label, letters={lab: round(p, 4) for lab, p in zip(s.labels, probs,
+                                                                           strict=True)})
+        return Answer(text=option_text(question, label), retrievals=1, setting="kg")
+
+
+def fuse(reader: dict[str, float], scores: dict[str, float], weight: float
+         ) -> dict[str, float]:
+    """log p ∝ log p_reader + weight · score, renormalised (weight 0: the reader's)."""
+    logits = {k: math.log(max(p, 1e-12)) + weight * scores.get(k, 0.0)
+              for k, p in reader.items()}
+    probs = softmax(list(logits.values()))
+    return dict(zip(logits, probs, strict=True))
+
+
+class KGFused(_Domains, LLMOnly):
+    """Ours: `llm`'s debiased letter distribution fused with the kg-paths scores."""
+
+    name: ClassVar[str] = "kg-fused"
+
+    def __init__(self, model: ChatModel, scorers: Scorers | PathScorer,
+                 domain: str | None = None, weight: float | None = None) -> None:
+        super().__init__(model)
+        self._setup(scorers, domain)
+        self.fixed_weight = weight
+
+    def weight_for(self, scorer: PathScorer) -> float:
+        """The fusion weight: given, else the one fitted with the domain's weights."""
+        if self.fixed_weight is not None:
+            return self.fixed_weight
+        return float(scorer.model.meta.get("fused_weight", 0.0))  # type: ignore[arg-type]
+
+    def _answer(self, question: Question, trace: Trace) -> Answer:
+        if not question.is_multiple_choice:
+            return super()._answer(question, trace)
+        choice = self.read(question, closed_book_render(question), trace,
+                           prompt="llm_choose", stage="reader")
+        scorer = self.scorer(question)
+        weight = self.weight_for(scorer)
+        s = scorer.score(question)
+        _trace_paths(trace, s)
+        scores = dict(zip(s.labels, s.scores, strict=True))
+        fused = fuse(choice.probs, scores, weight)
+        label = max(fused, key=lambda k: (fused[k], choice.probs.get(k, 0.0)))
+        trace.add("choose", f"{option_text(question, label)} (p={fused[label]:.2f}, "
+                  f"weight {weight:g})", label=label,
+                  letters={k: round(v, 4) for k, v in fused.items()},
+                  reader={k: round(v, 4) for k, v in choice.probs.items()},
+                  graph={k: round(v, 4) for k, v in scores.items()}, weight=weight)
+        text = option_text(question, label)
+        if self.reader.explain:
+            text = f"{text}\n{self._explain(question, label, '', trace)}"
+        return Answer(text=text, retrievals=1, setting="kg")
+
+
+# ---------------------------------------------------------------------------- factories
+def scorer_for(p: Platform, domain: str) -> PathScorer:
+    from metakg.paths import CypherNeighbourhoods
+    from metakg.seeds import spacy_tagger, store_matcher
+
+    return PathScorer(CypherNeighbourhoods(p.store, domain),
+                      store_matcher(p.store, domain, spacy_tagger(), wide=True),
+                      load_model(domain))
+
+
+def make_kg_paths(p: Platform, domain: str | None) -> QAMethod:
+    """kg-paths: ours, the option whose typed graph paths score highest (no LLM)."""
+    return KGPaths(lambda d: scorer_for(p, d), domain)
+
+
+def make_kg_fused(p: Platform, domain: str | None) -> QAMethod:
+    """kg-fused: ours, the reader's letter distribution fused with kg-paths scores."""
+    return KGFused(p.chat_model, lambda d: scorer_for(p, d), domain)
+
+
+FACTORIES: dict[str, Callable[[Platform, str | None], QAMethod]] = {
+    "kg-paths": make_kg_paths, "kg-fused": make_kg_fused}
+
+
+def exclusion_prefix(domain: str, question: Question) -> str:
+    """The chunk-id prefix of a training question's own record in the domain graph
+    (`<domain>:<file stem>:<record id>`, `kg_builder.sources.RowContext.document_id`)."""
+    return f"{domain}:{question.dataset}:{question.id}"
+
+
+def fit_features(scorer: PathScorer, questions: Sequence[Question], domain: str,
+                 progress: Callable[[int], None] | None = None
+                 ) -> tuple[list[np.ndarray], list[int]]:
+    """Feature matrices and correct rows of training questions, each read without the
+    facts whose only provenance is its own record."""
+    xs, ys = [], []
+    for i, q in enumerate(questions, 1):
+        labels = [c.label for c in q.choices]
+        if len(q.answers) != 1 or q.answers[0] not in labels:
+            continue
+        _, _, feats = scorer.features(q, exclude=exclusion_prefix(domain, q))
+        xs.append(np.stack([f.features for f in feats]))
+        ys.append(labels.index(q.answers[0]))
+        if progress:
+            progress(i)
+    return xs, ys
