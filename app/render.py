@@ -98,6 +98,21 @@ class Evidence:
     retrieval_ms: float | None = None
 
 
+def with_source_sentences(lines: list[str], sources: object) -> list[str]:
+    """Each evidence line followed by the sentence of its chunk that backs it, where the
+    trace names one (`metakg.provenance`: {fact, chunk, sentence}, fact 1-based).
+
+    >>> with_source_sentences(["Evidence 1: a r b"], [{"fact": 1, "sentence": "A r B."}])
+    ['Evidence 1: a r b — source: "A r B."']
+    """
+    if not isinstance(sources, list):
+        return lines
+    by_fact = {int(x["fact"]): str(x["sentence"]) for x in sources
+               if isinstance(x, dict) and isinstance(x.get("fact"), int) and x.get("sentence")}
+    return [f'{line} — source: "{by_fact[i]}"' if i in by_fact else line
+            for i, line in enumerate(lines, 1)]
+
+
 def evidence_view(trace: Iterable[TraceStep]) -> Evidence | None:
     """The "evidence" step's triples and lines, if there is such a step."""
     for s in trace:
@@ -108,7 +123,8 @@ def evidence_view(trace: Iterable[TraceStep]) -> Evidence | None:
                 triples and not _is_triples(triples)):
             return None
         ms = s.data.get("retrieval_ms")
-        return Evidence([list(map(str, t)) for t in triples], [str(x) for x in lines],
+        return Evidence([list(map(str, t)) for t in triples],
+                        with_source_sentences([str(x) for x in lines], s.data.get("sources")),
                         float(ms) if isinstance(ms, int | float) else None)
     return None
 

@@ -29,7 +29,7 @@ from kgrag.errors import KgragError
 from kgrag.platform import Platform, available_methods
 
 if TYPE_CHECKING:
-    from kgrag.types import Choice
+    from kgrag.types import Choice, Prediction
 
 app = cli_group("Knowledge-graph RAG on Neo4j with local quantized models.", root=True)
 neo4j_app = cli_group("Manage the local Neo4j server.")
@@ -168,10 +168,26 @@ def ask(
                       f"{escape(step.summary)}")
     if pred.error:
         console.print(f"[red]failed:[/] {pred.error}")
-    console.print(f"\n[bold]Answer ({method}):[/] {pred.answer}")
+    _print_answer(method, pred)
     u = pred.usage
     console.print(f"[dim]{u.llm_calls} LLM calls, {u.prompt_tokens}+{u.completion_tokens} tokens, "
                   f"{u.cypher_queries} Cypher queries, {u.seconds:.1f} s[/]")
+
+
+def _print_answer(method: str, pred: Prediction) -> None:
+    """The answer a reply states on its answer line (the whole reply above it), and a
+    mark when the reply was cut by the token limit."""
+    from kgrag.answers import has_answer, reply_answer
+
+    if has_answer(pred.answer) and reply_answer(pred.answer) != pred.answer.strip():
+        console.print(f"\n[dim]{escape(pred.answer.strip())}[/]")
+    console.print(f"\n[bold]Answer ({method}):[/] {escape(reply_answer(pred.answer))}")
+    cut = [s for s in pred.trace if s.data.get("cut")]
+    if cut:
+        console.print(f"[yellow]the reply was cut at the token limit "
+                      f"({cut[0].data.get('max_tokens', '?')} tokens)[/]"
+                      + ("; its answer line was completed by a second call"
+                         if any(s.data.get("forced") for s in pred.trace) else ""))
 
 
 def _parse_choice(text: str) -> Choice:

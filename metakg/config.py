@@ -147,3 +147,15 @@ class MetaKGConfig(BaseModel):
 
     ablation: Ablation = Field(default_factory=Ablation)
     """The §4.2.2 ablation switches."""
+
+    # --- evidence text (ours) -----------------------------------------------------------
+    source_sentences: Literal["auto", "on", "off"] = "auto"
+    """Ours, not in the paper: each evidence fact followed by the sentence of its source
+    chunk that backs it (`metakg.provenance`). auto: for questions without options (the
+    answer is a phrase the sentence may hold); on/off for every question. off gives the
+    paper's evidence lines alone (§3.4), for the paper-faithful rows
+    (`KGRAG_METAKG__SOURCE_SENTENCES=off`)."""
+
+    source_tokens: int = Field(default=400, ge=0)
+    """Ours: the token budget of those sentences in one prompt (about 4/3 tokens a word;
+    the 0.5B/1.5B models' 4k context holds the evidence, the question and the reply)."""

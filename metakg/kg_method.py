@@ -42,6 +42,7 @@ from metakg.config import MetaKGConfig
 from metakg.cycle import match_entities, normalise_concepts
 from metakg.graph import Triple
 from metakg.neo4j_source import browser_query
+from metakg.provenance import Budget, SourceSentence, source_sentences, with_sources
 from metakg.replies import (
     Asked,
     Attempt,
@@ -111,6 +112,7 @@ class Gathered:
     lines: list[str]  # "Evidence i: h r t", as the answer prompt shows them
     starts: tuple[str, ...]
     retrieval_ms: float  # without the LLM
+    backed: tuple[SourceSentence, ...] = ()  # the facts' source sentences, if shown
 
 
 class KGMethod(QAMethod):
@@ -169,9 +171,26 @@ class KGMethod(QAMethod):
         starts = self._match(ctx)
         triples = self._retrieve(ctx, starts) if starts else []
         retrieval_ms = 1000 * (clock.now() - start - (meter.llm_seconds() - llm0))
-        self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0))
-        return Gathered(ctx, triples, render_evidence(triples, graph.name), starts,
-                        retrieval_ms)
+        backed = self.backing(ctx, triples)
+        self._evidence(ctx, triples, retrieval_ms, 1000 * (meter.cypher_seconds() - cy0),
+                       backed)
+        lines = render_evidence(triples, graph.name)
+        return Gathered(ctx, triples, with_sources(lines, backed) if backed else lines,
+                        starts, retrieval_ms, tuple(backed))
+
+    def uses_sources(self, question: Question) -> bool:
+        """Whether the evidence carries its source sentences (`MetaKGConfig.
+        source_sentences`: auto = for questions without options)."""
+        mode = self.config.source_sentences
+        return mode == "on" or (mode == "auto" and not question.is_multiple_choice)
+
+    def backing(self, ctx: Context, triples: Sequence[Triple]) -> list[SourceSentence]:
+        """The source sentences of `triples` (`metakg.provenance`; one round trip), or none
+        when the setting is off for this question or there is no store."""
+        if not triples or self.store is None or not self.uses_sources(ctx.question):
+            return []
+        return source_sentences(self.store, ctx.domain, triples,
+                                Budget(max_tokens=self.config.source_tokens))
 
     def perceived(self, question: Question, concepts: Sequence[str]) -> tuple[str, ...]:
         """Every concept the question graph embeds: the question's, by default."""
@@ -242,7 +261,7 @@ class KGMethod(QAMethod):
         return starts
 
     def _evidence(self, ctx: Context, triples: list[Triple], retrieval_ms: float,
-                  cypher_ms: float) -> None:
+                  cypher_ms: float, backed: Sequence[SourceSentence] = ()) -> None:
         g = ctx.graph
         keys = sorted({k for t in triples for k in (t.head, t.tail)})
         browser = browser_query(ctx.domain, triples) if self.store and triples else None
@@ -251,8 +270,11 @@ class KGMethod(QAMethod):
             lines=render_evidence(triples, g.name), names={k: g.name(k) for k in keys},
             browser_params=browser.params if browser else None,
             browser_query=browser.query if browser else None,
-            retrieval_ms=round(retrieval_ms, 1), retrieval_cypher_ms=round(cypher_ms, 1))
+            retrieval_ms=round(retrieval_ms, 1), retrieval_cypher_ms=round(cypher_ms, 1),
+            sources=list(backed))
         summary = (f"{len(triples)} evidence triples" if triples else "no KG evidence")
+        if backed:
+            summary += f", {len(backed)} with their source sentence"
         ctx.trace.add("evidence", f"{summary}; retrieval {retrieval_ms:.0f} ms without the LLM",
                       **view.model_dump(mode="json"), **ctx.meter.take())
 
@@ -263,7 +285,11 @@ class KGMethod(QAMethod):
         explanation; the letter is read instead, the explanation is optional). Otherwise
         `answer_open.txt` (open-ended answers) or `answer_short.txt` (EM/F1 questions
         such as HotpotQA: the paper has none; the line "So the answer is: …" is the one
-        the text methods end with, so every method's short answer is read the same way)."""
+        the text methods end with, so every method's short answer is read the same way).
+        Both open prompts end with that line, reasoning before it (ours: the paper's
+        Table 7 asks for the answer, then an explanation); a reply cut by the token limit
+        is marked `cut` in the trace, and one without its answer line gets it completed
+        (`_force_answer`)."""
         q = ctx.question
         mcq = q.is_multiple_choice
         if mcq:
@@ -278,11 +304,14 @@ class KGMethod(QAMethod):
         reply = self.model.chat(messages, GenerationParams(max_tokens=self.answer_tokens[mcq],
                                                            until=until))
         text = reply.text.strip()
-        cut = {"stopped": "option read"} if reply.finish_reason == "until" else {}
-        ctx.trace.add("generate", text, prompt=template.name,
+        cut: dict[str, object] = ({"stopped": "option read"}
+                                  if reply.finish_reason == "until" else {})
+        if reply.finish_reason == "length":  # marked, in the trace and by `kgrag ask`
+            cut = {"cut": True, "max_tokens": self.answer_tokens[mcq]}
+        ctx.trace.add("generate", (f"[cut at {self.answer_tokens[mcq]} tokens] " if
+                                   cut.get("cut") else "") + text, prompt=template.name,
                       completion_tokens=reply.completion_tokens, **cut, **ctx.meter.take())
-        if name == "answer_short" and not has_answer(text) and (
-                reply.finish_reason == "length" or "\n" in text):
+        if not has_answer(text) and (reply.finish_reason == "length" or "\n" in text):
             # reasoning without its answer line (a one-line reply is the answer itself)
             text = self._force_answer(ctx, evidence, text)
         return text

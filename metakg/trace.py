@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from metakg.backend import label
 from metakg.cycle import CycleRecord, Refinement
 from metakg.graph import Path, Triple
+from metakg.provenance import SourceSentence
 
 Names = Callable[[str], str]
 
@@ -137,3 +138,5 @@ class EvidenceView(BaseModel):
     browser_query: str | None
     retrieval_ms: float  # wall time of retrieval minus LLM time
     retrieval_cypher_ms: float  # the part of retrieval_ms spent in Cypher round trips
+    # the sentence of its chunk that backs each fact (`metakg.provenance`), if shown
+    sources: list[SourceSentence] = Field(default_factory=list)
