@@ -5,22 +5,26 @@ the relation-kind mix from the domain's facts (`cypher/kg/edges.cypher`, union-f
 Community Edition has no GDS); duplicate candidates left are what entity resolution would
 still merge; the parse-failure rate comes from the domain's latest build job.
 
-Reading every fact and finding the components is the slow part (seconds on a graph of
-100,000s of facts), so `cached_quality_report` keeps that part in a file under the kgrag
-home, keyed by the domain and its graph fingerprint (`kg_builder.fingerprint`): it is
-computed once per fingerprint and again when a build, import, resolution or drop changes
-the fingerprint. The counts and the build-job fields are read fresh each time (vectors
-and provenance change without changing the fingerprint).
+On a graph of 100,000s of facts the counts take seconds, reading every fact and finding
+the components tens of seconds, and even the fingerprint (`kg_builder.fingerprint`)
+seconds. So the explorer reads the report from a file under the kgrag home,
+`<home>/quality/<domain>.json`, which records the fingerprint of the graph it describes:
+`refresh_cached` compares it with the graph's and computes the facts' structure again only
+when the fingerprint changed (a build, import, resolution or drop); the counts are read
+again at each comparison (vectors and provenance change without changing the
+fingerprint). The build-job fields are always read fresh (files).
 
-    cached_quality_report(platform, "medical").largest_component_share
-    # -> 0.83
+    refresh_cached(platform, "medical").structure.largest_component
+    # -> 116412
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -88,12 +92,14 @@ class GraphStructure(BaseModel):
     relations_by_extractor: dict[str, int] = Field(default_factory=dict)
 
 
-class CachedStructure(BaseModel):
-    """A cache file: the structure of the graph with this fingerprint."""
+class CachedReport(BaseModel):
+    """A cache file: the counts and fact structure of the graph with this fingerprint."""
 
     domain: str
     fingerprint: GraphFingerprint
+    stats: dict[str, int]  # the row of `kg/stats`
     structure: GraphStructure
+    checked: float  # when the fingerprint was last compared (epoch seconds)
 
 
 def graph_structure(p: Platform, domain: str) -> GraphStructure:
@@ -114,47 +120,63 @@ def cache_path(home: Path, domain: str) -> Path:
     return home / "quality" / f"{name}.json"
 
 
-def cached_structure(p: Platform, domain: str) -> GraphStructure:
-    """`graph_structure` computed once per graph fingerprint: a cache file whose
-    fingerprint differs from the graph's is recomputed and overwritten; an unreadable one
-    is recomputed (a cache never fails the report)."""
-    fp = graph_fingerprint(p.store, domain)
-    path = cache_path(p.settings.home, domain)
+def read_cached(home: Path, domain: str) -> CachedReport | None:
+    """The cached report of `domain`, or None (no file, or an unreadable one)."""
     try:
-        cached = CachedStructure.model_validate_json(path.read_text(encoding="utf-8"))
-        if cached.domain == domain and cached.fingerprint == fp:
-            return cached.structure
+        cached = CachedReport.model_validate_json(cache_path(home, domain).read_text("utf-8"))
     except (OSError, ValidationError):
-        pass
-    structure = graph_structure(p, domain)
-    entry = CachedStructure(domain=domain, fingerprint=fp, structure=structure)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(entry.model_dump_json(), encoding="utf-8")
-        tmp.replace(path)  # atomic: a reader never sees half a file
-    except OSError as e:
-        log.warning("cannot write the quality cache %s: %s", path, e)
-    return structure
+        return None
+    return cached if cached.domain == domain else None
 
 
-def quality_report(p: Platform, domain: str, *, duplicates: bool = True,
-                   cached: bool = False) -> QualityReport:
-    """The quality report of `domain`. `cached`: the facts' structure from the cache
-    (`cached_structure`); `duplicates`: also count what entity resolution would merge
-    (slow: it reads every entity)."""
+def _stats(p: Platform, domain: str) -> dict[str, int]:
     rows = p.store.read("kg/stats", {"domain": domain})
     s = rows[0] if rows else {}
     if not s or s["entities"] == 0:
         raise DomainNotBuilt(domain, "has no graph")
-    structure = cached_structure(p, domain) if cached else graph_structure(p, domain)
+    return {k: int(v or 0) for k, v in s.items()}
+
+
+def refresh_cached(p: Platform, domain: str) -> CachedReport:
+    """Compare `domain`'s fingerprint with its cache: the same graph keeps its structure
+    and gets fresh counts; another graph (or no cache) is computed anew. Written atomically;
+    a cache that cannot be written is logged, never an error."""
+    fp = graph_fingerprint(p.store, domain)
+    stats = _stats(p, domain)
+    old = read_cached(p.settings.home, domain)
+    structure = old.structure if old and old.fingerprint == fp else graph_structure(p, domain)
+    entry = CachedReport(domain=domain, fingerprint=fp, stats=stats, structure=structure,
+                         checked=time.time())
+    path = cache_path(p.settings.home, domain)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(entry.model_dump_json(), encoding="utf-8")
+        tmp.replace(path)  # atomic: a reader never sees half a file
+    except OSError as e:
+        log.warning("cannot write the quality cache %s: %s", path, e)
+    return entry
+
+
+def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> QualityReport:
+    """The quality report of `domain`, all read now; `duplicates`: also count what entity
+    resolution would merge (slow: it reads every entity)."""
+    stats = _stats(p, domain)
     dupes = sum(len(r["merge"]) for r in resolution_rows(p.store, domain)[0]) if duplicates else 0
-    return _report(p, domain, s, structure, dupes)
+    return _report(p, domain, stats, graph_structure(p, domain), dupes)
 
 
 def cached_quality_report(p: Platform, domain: str) -> QualityReport:
-    """The explorer's report: the cached structure, no duplicate count."""
-    return quality_report(p, domain, duplicates=False, cached=True)
+    """The report from the cache (no duplicate count), computed first when there is none.
+    Whether the cache still describes the graph is `refresh_cached`'s question: the app
+    asks it in the background (`app.quality`)."""
+    entry = read_cached(p.settings.home, domain) or refresh_cached(p, domain)
+    return report_of(p, entry)
+
+
+def report_of(p: Platform, entry: CachedReport) -> QualityReport:
+    """The report of a cache entry, with the build-job fields read now (files)."""
+    return _report(p, entry.domain, entry.stats, entry.structure, 0)
 
 
 def _report(p: Platform, domain: str, s: Mapping[str, Any], structure: GraphStructure,

@@ -10,19 +10,32 @@ import streamlit as st
 
 from app import icons, render, state
 from app.browser_links import browser_query
+from app.quality import QualityService
 from kg_builder.jobs import JobRecord, list_jobs
-from kg_builder.quality import cached_quality_report
 from kgrag.errors import KgragError
 from kgrag.platform import Platform
 
 STALE_MINUTES = 10  # a running job writes its record after every batch
 
 
+@st.cache_resource(show_spinner=False)
+def quality_service(_p: Platform, key: str) -> QualityService:
+    """One per server process and platform (`key`: the platform's id)."""
+    return QualityService(_p)
+
+
 @st.cache_data(ttl=30, show_spinner=False)
-def domain_sizes(_p: Platform, names: tuple[str, ...]) -> list[dict[str, Any]]:
+def _live_stats(_p: Platform, name: str) -> dict[str, Any]:
+    return _p.store.read("kg/stats", {"domain": name})[0]
+
+
+def domain_sizes(p: Platform, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Each domain's counts: from its cached quality report, else read now."""
+    service = quality_service(p, str(id(p)))
     rows = []
     for name in names:
-        s = _p.store.read("kg/stats", {"domain": name})[0]
+        entry = service.cached(name)
+        s = entry.stats if entry else _live_stats(p, name)
         rows.append({"domain": name, "entities": s["entities"], "facts": s["relations"],
                      "chunks": s["chunks"], "orphan entities": s["orphans"],
                      "without embedding": s["without_embedding"]})
@@ -69,8 +82,14 @@ def _job_row(j: JobRecord) -> dict[str, Any]:
 
 def quality_section(p: Platform, domain: str) -> None:
     st.subheader(f"Quality of {domain}")
+    service = quality_service(p, str(id(p)))
     try:
-        q = cached_quality_report(p, domain)
+        if service.cached(domain) is None:
+            with st.spinner(f"Computing the quality report of {domain} (once per graph "
+                            "version; seconds to a minute on a full graph)"):
+                q, entry, checking = service.report(domain)
+        else:
+            q, entry, checking = service.report(domain)
     except KgragError as e:
         state.show_error(e)
         return
@@ -96,6 +115,14 @@ def quality_section(p: Platform, domain: str) -> None:
                                                   for k, v in q.relation_kinds.items()))
     if q.last_job:
         st.caption(f"last build job: {q.last_job} ({q.last_job_status})")
+    age = max(0.0, datetime.now(UTC).timestamp() - entry.checked)
+    st.caption(f"Report of the graph with fingerprint {entry.fingerprint.digest}, checked "
+               f"{_ago(age)} ago" + ("; checking now whether the graph changed (the next "
+                                     "view shows the result)" if checking else "."))
+
+
+def _ago(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def entity_section(p: Platform, domain: str, base: str) -> None:
