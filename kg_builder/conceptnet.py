@@ -160,7 +160,8 @@ def resolver(existing: Mapping[str, str], forms: Callable[[list[str]], list[str]
     its own key. `existing` maps the domain's keys to names; `forms` gives names'
     ConceptNet normal forms."""
     redirect = redirect or {}
-    keys = list(existing)
+    # single words: their own key decides (a lemma out of context is a guess)
+    keys = [k for k in existing if " " in k]
     by_form: dict[str, list[str]] = {}
     for key, form in zip(keys, forms([existing[k] for k in keys]), strict=True):
         if form:
@@ -243,23 +244,25 @@ def spacy_forms(names: list[str]) -> list[str]:
 def import_conceptnet(store: GraphStore, embedder_factory: Callable[[], Embedder] | None,
                       domain: str, tarball: Path, *, relations: Iterable[str] | None = None,
                       limit: int | None = None, batch_size: int = 5000,
-                      forms: Callable[[list[str]], list[str]] = spacy_forms) -> WriteReport:
+                      forms: Callable[[list[str]], list[str]] = spacy_forms,
+                      embed: bool = True) -> WriteReport:
     """Read ConceptNet from the sdist and write it into `domain` (idempotent: a second run
     writes nothing). `limit`: the first N lines only (a slice); `relations`: only these
-    kinds (an unknown one is refused by name)."""
+    kinds (an unknown one is refused by name); `embed=False`: new entities keep
+    :Unembedded for `kgrag graph embed`."""
     if relations is not None:
         check_relations(relations)
     start = time.perf_counter()
     assertions = parse_lines(read_tarball(tarball), relations, limit)
     return import_assertions(store, embedder_factory, domain, assertions,
-                             batch_size=batch_size, forms=forms, start=start)
+                             batch_size=batch_size, forms=forms, start=start, embed=embed)
 
 
 def import_assertions(store: GraphStore, embedder_factory: Callable[[], Embedder] | None,
                       domain: str, assertions: Sequence[Assertion], *,
                       batch_size: int = 5000,
                       forms: Callable[[list[str]], list[str]] = spacy_forms,
-                      start: float | None = None) -> WriteReport:
+                      start: float | None = None, embed: bool = True) -> WriteReport:
     """`import_conceptnet` from assertions already read."""
     start = time.perf_counter() if start is None else start
     existing = {r["key"]: r["name"] for r in store.read("graph/entity_names",
@@ -270,7 +273,8 @@ def import_assertions(store: GraphStore, embedder_factory: Callable[[], Embedder
     report.stage_seconds["read"] = time.perf_counter() - start
     log.info("conceptnet: %d facts (%d negated triples left out)", len(rows.facts),
              rows.negated)
-    writer = GraphWriter(store, None, domain, batch_size, embedder_factory=embedder_factory)
+    writer = GraphWriter(store, None, domain, batch_size, embedder_factory=embedder_factory,
+                         embed=embed)
     writer.write(rows.chunks, rows.entities, rows.facts, report)
     writer._send("graph/add_merged_keys",
                  ({"key": k, "merged": v} for k, v in rows.alias_keys.items()), report)

@@ -21,6 +21,9 @@ def graph_conceptnet(
         min=1, help="Only the first N assertions (a slice).")] = None,
     relation: Annotated[list[str] | None, typer.Option(
         help="Only this relation kind (repeatable), e.g. AtLocation.")] = None,
+    defer_embeddings: Annotated[bool, typer.Option(
+        "--defer-embeddings", help="Store the new entities' vectors later, with `kgrag graph "
+                                   "embed` (most of the import's time on 2 cores).")] = False,
 ) -> None:
     """Import ConceptNet 4 (English core, from the GPL-3 PyPI sdist divisi2==2.2.5, fetched
     once and sha256-checked): one fact kind per relation with score and freq, negations
@@ -37,7 +40,8 @@ def graph_conceptnet(
     with console.status("Fetching the divisi2 sdist (once)…"):
         tarball = fetch_distribution(p.settings.home, DIVISI2)
     report = import_conceptnet(p.store, lambda: p.embedder, domain, tarball,
-                               relations=relation or None, limit=limit)
+                               relations=relation or None, limit=limit,
+                               embed=not defer_embeddings)
     console.print(f"conceptnet: {report}")
     console.print("  per stage: " + ", ".join(f"{k} {v:.1f} s"
                                               for k, v in report.stage_seconds.items()))

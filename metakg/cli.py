@@ -1,6 +1,7 @@
-"""metakg's command: `kgrag graph coverage` (how far a graph's answers are from the
-question's entities, no LLM). The root CLI (kgrag/cli.py) calls `register(app)` through
-the `kgrag.commands` entry point.
+"""metakg's commands: `kgrag graph coverage` (how far a graph's answers are from the
+question's entities, no LLM) and `kgrag graph fit-paths|fit-fused` (kg-paths' and
+kg-fused's weights, from training questions only). The root CLI (kgrag/cli.py) calls
+`register(app)` through the `kgrag.commands` entry point.
 
     kgrag graph coverage --dataset csqa --n 100
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from kgrag.commands import console, err, group
@@ -18,7 +20,10 @@ from kgrag.platform import Platform
 
 def register(app: typer.Typer) -> None:
     """Add `graph coverage` to the root `kgrag` app."""
-    group(app, "graph").command("coverage")(graph_coverage)
+    graph = group(app, "graph")
+    graph.command("coverage")(graph_coverage)
+    graph.command("fit-paths")(graph_fit_paths)
+    graph.command("fit-fused")(graph_fit_fused)
 
 
 def graph_coverage(
@@ -50,3 +55,62 @@ def graph_coverage(
                   f"{100 * report.wrong_matched:.1f}%; {report.truncated} questions hit a "
                   f"cap; {report.round_trips} round trips, {report.seconds:.1f} s "
                   f"(median {report.median_ms:.0f} ms)", soft_wrap=True)
+
+
+def graph_fit_paths(
+    domain: Annotated[str, typer.Option(help="Domain graph (its training file is read).")
+                      ] = "commonsense",
+    n: Annotated[int, typer.Option(min=10, help="Training questions (seeded sample).")] = 3000,
+    l2: Annotated[float, typer.Option(min=0.0, help="L2 penalty of the logit.")] = 1.0,
+) -> None:
+    """Fit kg-paths (ours) on the domain's training questions only (never a dev file),
+    each read without the facts of its own record; writes metakg/weights/."""
+    from rich.progress import Progress
+
+    from metakg.kg_paths import scorer_for
+    from metakg.paths import PathModel
+    from metakg.paths_fit import fit_paths, training_questions, write_weights
+
+    p = Platform()
+    qs = training_questions(p.settings.data_dir, domain, n)
+    scorer = scorer_for(p, domain, PathModel(np.zeros(0)))
+    with Progress(console=err) as bar:
+        task = bar.add_task(f"paths of {len(qs)} training questions", total=len(qs))
+        content = fit_paths(scorer, qs, domain, l2=l2,
+                            progress=lambda i: bar.update(task, completed=i))
+    path = write_weights(content, domain)
+    console.print(f"{path}: {content['questions']} questions; held-out accuracy "
+                  f"{content['heldout_accuracy']} on {content['heldout_questions']}, "
+                  f"train {content['train_accuracy']}")
+
+
+def graph_fit_fused(
+    domain: Annotated[str, typer.Option(help="Domain graph (its training file is read).")
+                      ] = "commonsense",
+    n: Annotated[int, typer.Option(min=10, help="Training questions (seeded sample).")] = 150,
+    seed: Annotated[int, typer.Option(help="Sample seed (other than fit-paths').")] = 1,
+) -> None:
+    """Fit kg-fused's weight λ (ours) on training questions only: the reader's letter
+    distribution and the kg-paths scores, λ on a grid from 0 (the graph does not help)."""
+    import json
+
+    from rich.progress import Progress
+
+    from metakg.kg_paths import weights_path
+    from metakg.paths_fit import fit_fused_weight, reader_and_graph, training_questions
+
+    p = Platform()
+    qs = training_questions(p.settings.data_dir, domain, n, seed=seed)
+    method = p.method("kg-fused", domain)
+    with Progress(console=err) as bar:
+        task = bar.add_task(f"reader on {len(qs)} training questions", total=len(qs))
+        readers, scores, answers = reader_and_graph(
+            method, qs, domain, lambda i: bar.update(task, completed=i))
+    lam, acc = fit_fused_weight(readers, scores, answers)
+    path = weights_path(domain)
+    content = json.loads(path.read_text())
+    content.update({"fused_weight": lam, "fused_questions": len(qs), "fused_seed": seed,
+                    "fused_accuracy_by_weight": acc,
+                    "fused_command": "kgrag " + " ".join(sys.argv[1:])})
+    path.write_text(json.dumps(content, indent=1) + "\n")
+    console.print(f"{path}: fused weight {lam} (training accuracy by weight: {acc})")

@@ -219,13 +219,14 @@ class KGFused(_Domains, LLMOnly):
 
 
 # ---------------------------------------------------------------------------- factories
-def scorer_for(p: Platform, domain: str) -> PathScorer:
+def scorer_for(p: Platform, domain: str, model: PathModel | None = None) -> PathScorer:
+    """The scorer over `domain` in Neo4j with the committed weights (or `model`)."""
     from metakg.paths import CypherNeighbourhoods
     from metakg.seeds import spacy_tagger, store_matcher
 
     return PathScorer(CypherNeighbourhoods(p.store, domain),
                       store_matcher(p.store, domain, spacy_tagger(), wide=True),
-                      load_model(domain))
+                      model or load_model(domain))
 
 
 def make_kg_paths(p: Platform, domain: str | None) -> QAMethod:
