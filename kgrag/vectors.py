@@ -50,9 +50,14 @@ class VectorModelMismatch(KgragError):
 
 def recorded(store: GraphStore, scope: str) -> VectorRecord:
     """The scope's record; `LEGACY_MODEL`, complete, when none was written."""
+    return find(store, scope) or VectorRecord(scope, LEGACY_MODEL)
+
+
+def find(store: GraphStore, scope: str) -> VectorRecord | None:
+    """The scope's record, None when none was written."""
     rows = store.read("vectors/get_record", {"scope": scope})
     if not rows:
-        return VectorRecord(scope, LEGACY_MODEL)
+        return None
     r = rows[0]
     return VectorRecord(scope, str(r["model"]), bool(r["complete"]),
                         None if r["previous"] is None else str(r["previous"]))
@@ -63,10 +68,16 @@ def record(store: GraphStore, rec: VectorRecord) -> None:
                                      "complete": rec.complete, "previous": rec.previous})
 
 
-def check(store: GraphStore, scope: str, model: str, command: str) -> VectorRecord:
+def check(store: GraphStore, scope: str, model: str, command: str, *,
+          legacy: bool = True) -> VectorRecord:
     """The scope's record if its vectors were made by `model`; else a clear error naming
-    `command` (the re-embed command, `--model` appended) and the setting to change."""
-    rec = recorded(store, scope)
+    `command` (the re-embed command, `--model` appended) and the setting to change.
+    `legacy` False: a scope without a record has no vectors yet (an error too)."""
+    found = find(store, scope)
+    if found is None and not legacy:
+        raise VectorModelMismatch(f"{scope} has no vectors yet",
+                                  hint=f"make them with `{command} --model {model}`")
+    rec = found or VectorRecord(scope, LEGACY_MODEL)
     if not rec.complete:
         raise VectorModelMismatch(
             f"re-embedding {scope} with {rec.model} stopped before the end (its vectors mix "

@@ -2,6 +2,8 @@
 
     kgrag corpus load [--domain medical] [--file F] [--limit N] [--batch-size B]
     kgrag corpus stats [--domain medical]
+    kgrag corpus embed --model bge-small-en-v1.5-q [--domain medical]
+    kgrag corpus recall [--dataset 2wiki] [--json]
     kgrag corpus bench [--queries 100] [--load-sample 1000]
     kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
     kgrag bench seakr [--runs 3] [--k 20]
@@ -18,8 +20,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kgrag.commands import cli_group, console, group, platform_for
+from kgrag.errors import DomainNotBuilt
 
 if TYPE_CHECKING:
+    from kgrag.platform import Platform
     from textrag.corpora import CorpusSpec
     from textrag.seakr.calibrate import SeakrCalibration
 
@@ -33,6 +37,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(calibrate_app, name="calibrate")
     group(app, "bench").command("seakr")(bench_seakr)
+    group(app, "graph").command("hippo")(graph_hippo)
 
 
 def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int = 3,
@@ -46,7 +51,8 @@ def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int =
 
 DomainOption = Annotated[str | None, typer.Option(
     help="The domain whose passage corpus to use: medical (MedQuAD answers, label "
-    "MedicalPassage); any other domain, or none, is the Wikipedia corpus.")]
+    "MedicalPassage); wikipedia, commonsense, legal or none: Wikipedia; any other: the "
+    "domain's chunks (load indexes those of its graph).")]
 
 
 @corpus_app.command("load")
@@ -61,23 +67,48 @@ def corpus_load(
     batch_size: Annotated[int, typer.Option(min=1, help="Passages per embedding batch and "
                                             "write transaction.")] = 256,
 ) -> None:
-    """Load passages with MiniLM embeddings (idempotent: stored passages are skipped)."""
+    """Load passages with the passage embedder's vectors (idempotent: stored passages are
+    skipped; a corpus embedded by another model is refused)."""
     from kgrag.platform import Platform
     from textrag.corpora import corpus_for_domain, corpus_path
     from textrag.corpus import load_corpus
 
     p = Platform()
     spec = corpus_for_domain(domain)
+    if spec.is_chunks:
+        _index_domain(p, spec.domain, file)
+        return
     path = file or corpus_path(spec, p.settings.data_dir)
     exclude = _overlaps(spec, path, p.settings.data_dir)
     p.store.apply_schema()
-    report = load_corpus(p.store, p.embedder, path, limit=limit, batch_size=batch_size,
-                         corpus=spec, exclude=exclude)
+    from textrag.corpus_vectors import ready_to_load
+
+    report = load_corpus(p.store, ready_to_load(p, spec), path, limit=limit,
+                         batch_size=batch_size, corpus=spec, exclude=exclude)
     console.print(f"{spec.name} corpus (label {spec.label}): {report}")
     for problem in report.problems[:20]:
         console.print(f"  [yellow]line {problem.line}:[/] {problem.message}")
     if report.broken > 20:
         console.print(f"  … and {report.broken - 20} more broken lines (see the log)")
+
+
+def _index_domain(p: Platform, domain: str, file: Path | None) -> None:
+    """`corpus load --domain D` for a domain of one's own: its graph's chunks become its
+    passages (a graph built before they were, or imported)."""
+    from kg_builder.passages import index_graph_chunks
+    from kgrag.errors import KgragError
+
+    if file is not None:
+        raise KgragError(f"{domain!r} is a domain of your own: its passages are its "
+                         "chunks, not a --file", hint=f"`kgrag build --domain {domain} "
+                         "--source FILE` builds the graph and the passages of a file")
+    p.store.apply_schema()
+    report = index_graph_chunks(p.store, p.embedder, domain)
+    if not report.chunks:
+        from textrag.corpora import PASSAGES_HINT
+
+        raise DomainNotBuilt(domain, "has no chunks", hint=PASSAGES_HINT.format(domain=domain))
+    console.print(str(report))
 
 
 def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
@@ -96,6 +127,51 @@ def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
     return frozenset(o.corpus_id for o in found)
 
 
+@corpus_app.command("embed")
+def corpus_embed(
+    model: Annotated[str | None, typer.Option(help="Embedder (`kgrag models list`); default "
+                                              "KGRAG_EMBEDDING__PASSAGE_MODEL, else "
+                                              "KGRAG_EMBEDDING__MODEL.")] = None,
+    domain: DomainOption = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Passages per write.")] = 256,
+) -> None:
+    """Re-embed a stored corpus in place with another model (resumable: stop any time, run
+    again). Queries then need that model: KGRAG_EMBEDDING__PASSAGE_MODEL."""
+    from kgrag.platform import Platform
+    from textrag.corpora import corpus_for_domain
+    from textrag.corpus_vectors import embed_corpus, passage_model
+
+    p = Platform()
+    spec = corpus_for_domain(domain)
+    report = embed_corpus(p, spec, model or passage_model(p), batch_size=batch_size)
+    console.print(str(report))
+    if report.model != passage_model(p):
+        console.print(f"query it with KGRAG_EMBEDDING__PASSAGE_MODEL={report.model}")
+
+
+def graph_hippo(
+    domain: Annotated[str, typer.Option(help="Domain whose graph kg-ppr reads.")],
+    model: Annotated[str | None, typer.Option(help="Embedder of the fact vectors; default "
+                                              "the passage embedder (queries need it).")
+                     ] = None,
+    facts: Annotated[bool, typer.Option(help="Embed the facts (only those not yet "
+                                        "embedded by this model: resumable).")] = True,
+    synonyms: Annotated[bool, typer.Option(help="Rebuild the synonym edges.")] = True,
+) -> None:
+    """kg-ppr's index (HippoRAG 2): fact vectors "subject relation object" and synonym
+    edges between entities with vectors of cosine >= 0.8 (KGRAG_HIPPO__SYNONYM_THRESHOLD)."""
+    from kgrag.platform import Platform
+    from metakg.hippo_index import build_index
+    from textrag.corpus_vectors import passage_model
+
+    p = Platform()
+    p.store.apply_schema()
+    embedder = p.embedder_named(model or passage_model(p))
+    report = build_index(p.store, domain, embedder, p.settings.hippo, facts=facts,
+                         synonyms=synonyms)
+    console.print(str(report))
+
+
 @corpus_app.command("stats")
 def corpus_stats(domain: DomainOption = None) -> None:
     """How many passages a corpus holds, and how many have their vector."""
@@ -103,7 +179,7 @@ def corpus_stats(domain: DomainOption = None) -> None:
     from textrag.corpora import corpus_for_domain
 
     spec = corpus_for_domain(domain)
-    row = Platform().store.read(spec.statement("count_passages"))[0]
+    row = Platform().store.read(spec.statement("count_passages"), spec.params)[0]
     console.print(f"{spec.name} corpus (label {spec.label}): {row['passages']:,} passages, "
                   f"{row['embedded']:,} embedded")
 
@@ -127,19 +203,34 @@ def corpus_recall(
                        ] = "hotpotqa",
     n: Annotated[int | None, typer.Option(help="First N questions.")] = 300,
     k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "1,3,5,10",
-    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid, kg-ppr (PPR over "
-                                            "the domain graph fused with bm25 and dense), "
-                                            "ppr (the graph ranking alone).")
+    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid, kg-ppr (HippoRAG "
+                                            "2's PPR: fact seeds, passage nodes, synonym "
+                                            "edges), kg-ppr-keys (the earlier seeding by "
+                                            "entity keys, fused with bm25 and dense), ppr "
+                                            "(that graph ranking alone).")
                           ] = "bm25,dense,hybrid",
     domain: Annotated[str, typer.Option(help="Graph of kg-ppr and ppr.")] = "wikipedia",
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object: "
+                                           '{"questions": N, "recall": {retriever: {"all": '
+                                           '{k: share}, "mean": {k: share}}}}.')] = False,
 ) -> None:
     """How often the gold supporting paragraphs and the answer are in the top k, per
-    retriever, over the corpus in Neo4j (no LLM)."""
+    retriever, over the corpus in Neo4j (no LLM); paired tests between retrievers at 5
+    (or the largest k below it)."""
+    import json
+
     from kgrag.datasets import load_dataset
     from kgrag.errors import KgragError
     from kgrag.platform import Platform
     from textrag.corpora import WIKIPEDIA
-    from textrag.recall import measure_recall, recall_table
+    from textrag.corpus_vectors import corpus_embedder
+    from textrag.recall import (
+        measure_recall,
+        paired_table,
+        paired_tests,
+        recall_json,
+        recall_table,
+    )
     from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 
     try:
@@ -152,25 +243,38 @@ def corpus_recall(
     row = p.store.read(WIKIPEDIA.statement("count_passages"))[0]
     if not row["passages"]:
         raise KgragError("the passage corpus is not loaded", hint="run `kgrag corpus load`")
-    bm25, dense = BM25Retriever(p.store), DenseRetriever(p.store, p.embedder)
+    bm25 = BM25Retriever(p.store)
+    dense = DenseRetriever(p.store, corpus_embedder(p, WIKIPEDIA))
     known = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
     chosen = [r.strip() for r in retrievers.split(",") if r.strip()]
-    unknown = [r for r in chosen if r not in {*known, "kg-ppr", "ppr"}]
+    graph_rows = ("kg-ppr", "kg-ppr-keys", "ppr")
+    unknown = [r for r in chosen if r not in {*known, *graph_rows}]
     if unknown or not chosen:
         raise KgragError(f"unknown retrievers: {', '.join(unknown) or '(none given)'}",
-                         hint="choose among bm25, dense, hybrid, kg-ppr, ppr")
-    if {"kg-ppr", "ppr"} & set(chosen):
+                         hint="choose among bm25, dense, hybrid, kg-ppr, kg-ppr-keys, ppr")
+    if "kg-ppr" in chosen:
+        from textrag.hippo import hippo_retriever
+
+        known["kg-ppr"] = hippo_retriever(p, domain)
+    if {"kg-ppr-keys", "ppr"} & set(chosen):
         from textrag.ppr import ppr_retriever
 
-        for name in ("kg-ppr", "ppr"):
+        for name in ("kg-ppr-keys", "ppr"):
             if name in chosen:
-                known[name] = ppr_retriever(p, domain, fused=name == "kg-ppr")
+                known[name] = ppr_retriever(p, domain, fused=name == "kg-ppr-keys")
     questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
     for r in chosen:  # warm-up: driver pool, query plans, model threads
         known[r].search("warm-up query about a film director", 1)
     rows = measure_recall(questions, {r: known[r] for r in chosen}, ks, progress=True)
-    console.print(f"{row['passages']:,} passages; {len(questions)} questions of {dataset}")
+    if json_out:
+        print(json.dumps(recall_json(rows)))
+        return
+    console.print(f"{row['passages']:,} passages; {len(questions)} questions of {dataset}; "
+                  f"passage embedder {p.passage_embedder.name}")
     console.print("\n".join(recall_table(rows)))
+    k_test = max([x for x in ks if x <= 5] or ks)
+    if len(chosen) > 1:
+        console.print("\n".join(paired_table(paired_tests(rows, k_test))))
 
 
 @calibrate_app.command("seakr")

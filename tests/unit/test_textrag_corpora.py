@@ -15,6 +15,7 @@ import pytest
 
 import cypher
 from kgrag.baselines import ChainOfThought, LLMOnly
+from kgrag.config import load_settings
 from kgrag.errors import KgragError
 from kgrag.types import Passage, Question
 from tests.doubles.scripted import ScriptedModel
@@ -68,6 +69,8 @@ class CountingStore:
 
     def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         self.calls.append((name, dict(params or {})))
+        if name == "vectors/get_record":  # the corpus's vectors are the fake embedder's
+            return [{"model": "fake", "complete": True, "previous": None}]
         if name.endswith("/count_passages"):
             n = self.counts.get(name.removesuffix("/count_passages"), 0)
             return [{"passages": n, "embedded": n}]
@@ -77,12 +80,14 @@ class CountingStore:
 class FakePlatform:
     def __init__(self, store: CountingStore) -> None:
         self.store, self.embedder = store, FakeEmbedder()
+        self.passage_embedder = self.embedder
+        self.settings = load_settings(embedding={"model": "fake"})
 
 
 class FakeEmbedder:
     name, dimensions = "fake", 2
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], kind: str = "document") -> np.ndarray:
         return np.ones((len(texts), 2), dtype=np.float32)
 
 
@@ -92,6 +97,7 @@ def test_medical_retrievers_query_only_the_medical_indexes() -> None:
     assert isinstance(hybrid, HybridRetriever)
     hybrid.search("What causes acne?", 2)
     assert [n for n, _ in store.calls] == ["textrag/medical/count_passages",
+                                          "vectors/get_record",
                                           "textrag/medical/search_bm25",
                                           "textrag/medical/search_dense"]
 

@@ -74,7 +74,7 @@ class FakeStore:
 class FakeEmbedder:
     name, dimensions = "fake", 4
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], kind: str = "document") -> np.ndarray:
         return np.tile(np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32), (len(texts), 1))
 
 

@@ -95,3 +95,10 @@ def test_record_round_trips() -> None:
     store = FakeStore(0)
     record(store, VectorRecord("graph:wikipedia", "e5-small-v2"))  # type: ignore[arg-type]
     assert recorded(store, "graph:wikipedia").model == "e5-small-v2"  # type: ignore[arg-type]
+
+
+def test_a_scope_without_vectors_is_refused_when_legacy_does_not_apply() -> None:
+    with pytest.raises(VectorModelMismatch, match="facts:w has no vectors") as e:
+        check(FakeStore(0), "facts:w", "bge", "kgrag graph hippo --domain w",  # type: ignore[arg-type]
+              legacy=False)
+    assert e.value.hint == "make them with `kgrag graph hippo --domain w --model bge`"

@@ -1,0 +1,5 @@
+// Replace the vectors of existing passages and mark the model that made them.
+UNWIND $rows AS row
+MATCH (p:MedicalPassage {id: row.id})
+CALL db.create.setNodeVectorProperty(p, 'embedding', row.embedding)
+SET p.embedding_model = $model
