@@ -377,12 +377,24 @@ def graph_drop(
                   soft_wrap=True)
 
 
-def graph_embed(domain: Annotated[str, typer.Option(help="Domain to embed.")]) -> None:
+def graph_embed(domain: Annotated[str, typer.Option(help="Domain to embed.")],
+                model: Annotated[str | None, typer.Option(
+                    help="Re-embed every entity with this embedder, in place (resumable); "
+                    "queries then need KGRAG_EMBEDDING__MODEL set to it.")] = None) -> None:
     """Store vectors for the domain's entities that have none (after `kgrag build
-    --defer-embeddings`, or an import without vectors). Resumable: stop it any time."""
+    --defer-embeddings`, or an import without vectors). Resumable: stop it any time.
+    With --model, replace all of them and record the model (`kgrag.vectors`)."""
     from kg_builder.graph_io import GraphWriter, WriteReport
 
     p = Platform()
+    if model is not None:
+        from kgrag.vectors import Statements, reembed
+
+        done = reembed(p.store, f"graph:{domain}", p.embedder_named(model),
+                       Statements("kg/entities_to_embed", "kg/set_entity_embeddings_model",
+                                  {"domain": domain}), lambda r: str(r["text"]))
+        console.print(str(done))
+        return
     report = WriteReport(domain)
     GraphWriter(p.store, None, domain, embedder_factory=lambda: p.embedder).embed_missing(
         report, progress=True)

@@ -92,6 +92,16 @@ def check(store: GraphStore, scope: str, model: str, command: str, *,
     return rec
 
 
+def check_recorded(store: GraphStore, scope: str, model: str, command: str
+                   ) -> VectorRecord | None:
+    """`check` for a scope whose vectors were recorded; None (accepted) when none were
+    (a graph built or imported before its model was recorded: any vectors it has were
+    made by the embedder that built it)."""
+    if find(store, scope) is None:
+        return None
+    return check(store, scope, model, command)
+
+
 @dataclass(frozen=True)
 class Statements:
     """The two statements of a scope's re-embedding: `todo` returns up to `$limit` rows

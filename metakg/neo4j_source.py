@@ -81,6 +81,10 @@ class CypherBackend:
         if problem:
             known = [r["name"] for r in self.store.read("kg/domains")]
             raise DomainNotBuilt(domain, problem, [k for k in known if k != domain])
+        from kgrag.vectors import check_recorded
+
+        check_recorded(self.store, f"graph:{domain}", self.embedder.name,
+                       f"kgrag graph embed --domain {domain}")
         if info.embedded < info.entities:
             log.warning("domain %s: %d of %d entities have no embedding and are skipped",
                         domain, info.entities - info.embedded, info.entities)

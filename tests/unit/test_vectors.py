@@ -15,6 +15,7 @@ from kgrag.vectors import (
     VectorModelMismatch,
     VectorRecord,
     check,
+    check_recorded,
     record,
     recorded,
     reembed,
@@ -102,3 +103,12 @@ def test_a_scope_without_vectors_is_refused_when_legacy_does_not_apply() -> None
         check(FakeStore(0), "facts:w", "bge", "kgrag graph hippo --domain w",  # type: ignore[arg-type]
               legacy=False)
     assert e.value.hint == "make them with `kgrag graph hippo --domain w --model bge`"
+
+
+def test_a_graph_without_a_record_is_accepted_and_a_recorded_one_checked() -> None:
+    store = FakeStore(0)
+    assert check_recorded(store, "graph:w", "fake", "kgrag graph embed --domain w") is None  # type: ignore[arg-type]
+    record(store, VectorRecord("graph:w", "bge"))  # type: ignore[arg-type]
+    with pytest.raises(VectorModelMismatch, match="graph:w were made by bge") as e:
+        check_recorded(store, "graph:w", "fake", "kgrag graph embed --domain w")  # type: ignore[arg-type]
+    assert "`kgrag graph embed --domain w --model fake`" in e.value.hint
