@@ -5,7 +5,8 @@ A report is computed once per graph fingerprint and kept in a file
 the page shows the cached report at once and, when the last comparison is older than
 `recheck_s`, compares again in a background thread (one at a time per domain). A changed
 graph's report shows on the next view. The one wait left is a graph with no report yet:
-its first view computes it.
+its first view computes it (or waits for the background computation `warm` started when
+the Graphs page first listed the domain).
 
     service = QualityService(platform)
     report, entry, checking = service.report("medical")
@@ -50,8 +51,11 @@ class QualityService:
         """(the report, its cache entry, whether a re-check is under way). Raises
         `DomainNotBuilt` for an empty domain without a cached report."""
         entry = read_cached(self.platform.settings.home, domain)
-        if entry is None:
-            entry = refresh_cached(self.platform, domain)  # the first report of this graph
+        if entry is None:  # the first report of this graph: wait for it
+            with self._lock:
+                running = self._pending.get(domain)
+            entry = (running.result() if running is not None and not running.done()
+                     else refresh_cached(self.platform, domain))
         elif time.time() - entry.checked > self.recheck_s:
             self.recheck(domain)
         return report_of(self.platform, entry), entry, self.checking(domain)

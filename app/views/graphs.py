@@ -191,6 +191,7 @@ def page() -> None:
         st.info("No domain graph yet. Build one (`kgrag build --domain commonsense --limit 200`) "
                 "or import an export (`kgrag graph import data/graphs/commonsense.jsonl.gz`).")
         return
+    quality_service(p, str(id(p))).warm(names)  # reports of new graphs, in the background
     sizes = state.try_store(lambda: domain_sizes(p, tuple(names)), "graph sizes")
     if sizes:
         st.dataframe(sizes, hide_index=True, width="stretch")

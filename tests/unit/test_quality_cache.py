@@ -125,3 +125,15 @@ def test_warm_starts_the_domains_without_a_report(platform: Platform) -> None:
     edges = platform.store.asked.count("kg/edges")
     service.warm(["toy"])  # cached: nothing started
     assert not service.checking("toy") and platform.store.asked.count("kg/edges") == edges
+
+
+def test_a_first_view_waits_for_the_computation_warm_started(platform: Platform) -> None:
+    store = platform.store
+    store.gate = threading.Event()
+    service = QualityService(platform)
+    service.warm(["toy"])
+    assert service.checking("toy")
+    store.gate.set()
+    report, _, _ = service.report("toy")  # waits for the running computation
+    assert report.entities == 4
+    assert store.asked.count("kg/edges") == 1  # computed once, not twice
