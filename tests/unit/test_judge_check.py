@@ -142,3 +142,19 @@ def test_the_committed_labels_are_60_answers_of_two_methods_and_the_verdict_is_c
     assert recorded[judge]["above_chance"] == check.above_chance
     assert recorded[judge]["rho"] == pytest.approx(check.rows[-1].rho.value, abs=1e-3)
     assert recorded[judge]["kappa"] == pytest.approx(check.rows[-1].kappa.value, abs=1e-3)
+
+
+def test_score_with_the_failed_judge_prints_the_warning(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kgrag.cli import app
+    from tests.unit.test_geval import _write_run
+
+    run = tmp_path / "run"
+    _write_run(run, {"llm": ["Condition 0 is a disease."]})
+    env = {"KGRAG_HOME": str(tmp_path / "home"), "KGRAG_MODEL__CHAT": "qwen2.5-coder-1.5b"}
+    out = CliRunner().invoke(app, ["score", str(run), "--geval-stored"], env=env)
+    assert "warning:" in out.output and "rank nothing" in " ".join(out.output.split())
+    other = {**env, "KGRAG_MODEL__CHAT": "qwen2.5-coder-0.5b"}  # never checked: no warning
+    assert "warning:" not in CliRunner().invoke(app, ["score", str(run), "--geval-stored"],
+                                                env=other).output
