@@ -38,9 +38,10 @@ def register(app: typer.Typer) -> None:
                           ("wordnet", graph_wordnet), ("stats", graph_stats),
                           ("paper-protocol", graph_paper_protocol)):
         graph.command(name)(command)
-    from kg_builder.kb_cli import graph_conceptnet
+    from kg_builder.kb_cli import graph_conceptnet, graph_hpo
 
     graph.command("conceptnet")(graph_conceptnet)
+    graph.command("hpo")(graph_hpo)
     bench = group(app, "bench")
     bench.command("import")(bench_import)
     bench.command("extract")(bench_extract)

