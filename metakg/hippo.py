@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,6 +52,10 @@ class HippoConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # which seeding the kg-ppr methods use: "facts" (this module) or "keys" (the earlier
+    # entity-key seeding fused with BM25 and dense, textrag.ppr); "keys" until a domain's
+    # facts are embedded (`kgrag graph hippo`), as the methods' committed runs read it
+    seeding: Literal["facts", "keys"] = "keys"
     damping: float = Field(default=0.5, ge=0.0, lt=1.0)  # sec. 3.3 / reference code `damping`
     passage_weight: float = Field(default=0.05, ge=0.0)  # sec. 3.3 `passage_node_weight`
     fact_top_k: int = Field(default=5, ge=1)  # facts recognised per query (`linking_top_k`)

@@ -139,13 +139,15 @@ class _GraphTrace:
         # a text method's retriever per question (`RetrieverFor`), or MetaRAG's retriever
         given: Any = getattr(self, "retriever_for")  # noqa: B009
         retriever = given if isinstance(given, Retriever) else given(question)
-        if isinstance(retriever, PPRRetriever):
-            retriever.history.clear()
+        # PPRRetriever or textrag.hippo.HippoRetriever: both keep a per-search history
+        history: list[dict[str, Any]] | None = getattr(retriever, "history", None)
+        if history is not None:
+            history.clear()
         answer: Answer = super()._answer(question, trace)  # type: ignore[misc]
-        if isinstance(retriever, PPRRetriever):
-            seeds = sorted({s for h in retriever.history for s in h["seeds"]})  # type: ignore[attr-defined]
+        if history is not None:
+            seeds = sorted({s for h in history for s in h["seeds"]})
             trace.add("graph", f"seeds: {', '.join(seeds) or '(none: text retrieval only)'}",
-                      searches=list(retriever.history))
+                      searches=list(history))
         return answer
 
 
@@ -168,15 +170,25 @@ class MetaRAGPPR(_GraphTrace, MetaRAG):
     name: ClassVar[str] = "metarag-ppr"
 
 
+def graph_retriever(p: Platform, domain: str | None) -> Retriever:
+    """The retriever of the `*-ppr` methods: HippoRAG 2's (`textrag.hippo`) with
+    KGRAG_HIPPO__SEEDING=facts, else the entity-key seeding fused with BM25 and dense."""
+    if p.settings.hippo.seeding == "facts":
+        from textrag.hippo import hippo_retriever
+
+        return hippo_retriever(p, domain)
+    return ppr_retriever(p, domain)
+
+
 def _factory(cls: type[KGPPR | IRCoTPPR]) -> MethodFactory:
     def build(p: Platform, domain: str | None) -> QAMethod:
-        return cls(p.chat_model, shared(ppr_retriever(p, domain)), store=p.store)
+        return cls(p.chat_model, shared(graph_retriever(p, domain)), store=p.store)
 
     return build
 
 
 def _metarag_factory(p: Platform, domain: str | None) -> QAMethod:
-    return MetaRAGPPR(p.chat_model, shared(ppr_retriever(p, domain)), p.embedder,
+    return MetaRAGPPR(p.chat_model, shared(graph_retriever(p, domain)), p.embedder,
                       store=p.store)
 
 
