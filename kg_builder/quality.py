@@ -141,8 +141,8 @@ def refresh_cached(p: Platform, domain: str) -> CachedReport:
     """Compare `domain`'s fingerprint with its cache: the same graph keeps its structure
     and gets fresh counts; another graph (or no cache) is computed anew. Written atomically;
     a cache that cannot be written is logged, never an error."""
+    stats = _stats(p, domain)  # first: an empty domain fails before the slow read
     fp = graph_fingerprint(p.store, domain)
-    stats = _stats(p, domain)
     old = read_cached(p.settings.home, domain)
     structure = old.structure if old and old.fingerprint == fp else graph_structure(p, domain)
     entry = CachedReport(domain=domain, fingerprint=fp, stats=stats, structure=structure,
