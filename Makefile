@@ -102,7 +102,7 @@ test-unit: install
 	$(BIN)/python -m pytest -m "not slow and not integration and not results" -q
 
 lint: install
-	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests scripts
+	$(BIN)/ruff check kgrag kg_builder metakg textrag eval app cypher tests scripts research
 	$(BIN)/mypy kgrag kg_builder metakg textrag eval app
 
 neo4j-start: install
