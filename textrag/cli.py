@@ -68,7 +68,7 @@ def corpus_load(
                                             "write transaction.")] = 256,
 ) -> None:
     """Load passages with the passage embedder's vectors (idempotent: stored passages are
-    skipped; a corpus embedded by another model is refused)."""
+    skipped; a stored corpus keeps the model its vectors were made by)."""
     from kgrag.platform import Platform
     from textrag.corpora import corpus_for_domain, corpus_path
     from textrag.corpus import load_corpus
@@ -83,8 +83,10 @@ def corpus_load(
     p.store.apply_schema()
     from textrag.corpus_vectors import ready_to_load
 
-    report = load_corpus(p.store, ready_to_load(p, spec), path, limit=limit,
-                         batch_size=batch_size, corpus=spec, exclude=exclude)
+    embedder = ready_to_load(p, spec)
+    console.print(f"{spec.name} corpus: passages embedded by {embedder.name}")
+    report = load_corpus(p.store, embedder, path, limit=limit, batch_size=batch_size,
+                         corpus=spec, exclude=exclude)
     console.print(f"{spec.name} corpus (label {spec.label}): {report}")
     for problem in report.problems[:20]:
         console.print(f"  [yellow]line {problem.line}:[/] {problem.message}")

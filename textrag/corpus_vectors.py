@@ -3,6 +3,7 @@
 Passages and their queries use `KGRAG_EMBEDDING__PASSAGE_MODEL` (default: the entity
 embedder, `KGRAG_EMBEDDING__MODEL`). A dense search with another model than the corpus's
 is refused, naming `kgrag corpus embed`, which re-embeds the corpus in place (resumable).
+A load into a stored corpus embeds new passages with the corpus's own model.
 
     dense = DenseRetriever(p.store, corpus_embedder(p, WIKIPEDIA), WIKIPEDIA)
     embed_corpus(p, WIKIPEDIA, "bge-small-en-v1.5-q")   # kgrag corpus embed
@@ -10,16 +11,27 @@ is refused, naming `kgrag corpus embed`, which re-embeds the corpus in place (re
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kgrag.errors import KgragError
-from kgrag.vectors import ReembedReport, Statements, VectorRecord, check, record, reembed
+from kgrag.vectors import (
+    ReembedReport,
+    Statements,
+    VectorRecord,
+    check,
+    record,
+    recorded,
+    reembed,
+)
 from textrag.corpora import CorpusSpec
 
 if TYPE_CHECKING:
     from kgrag.embed import Embedder
     from kgrag.platform import Platform
+
+log = logging.getLogger(__name__)
 
 
 def scope(corpus: CorpusSpec) -> str:
@@ -47,13 +59,23 @@ def corpus_embedder(p: Platform, corpus: CorpusSpec) -> Embedder:
 
 
 def ready_to_load(p: Platform, corpus: CorpusSpec) -> Embedder:
-    """The embedder a load writes with: an empty corpus takes the passage model's name
-    now; a stored one must have been embedded by it."""
+    """The embedder a load writes with: an empty corpus takes the passage model; a stored
+    one keeps the model its vectors were made by (logged when that is not the passage
+    model), so a load resumed with other settings never mixes two models. A stopped
+    re-embedding is refused (`check`)."""
     if corpus.is_chunks:
         return p.embedder
     if not p.store.read(corpus.statement("count_passages"), corpus.params)[0]["passages"]:
         record(p.store, VectorRecord(scope(corpus), passage_model(p)))
-    return corpus_embedder(p, corpus)
+        return corpus_embedder(p, corpus)
+    rec = recorded(p.store, scope(corpus))
+    if rec.model == passage_model(p):
+        return corpus_embedder(p, corpus)
+    check(p.store, scope(corpus), rec.model, embed_command(corpus))
+    log.warning("the %s corpus's vectors were made by %s, not the passage embedder %s: "
+                "new passages are embedded by %s too", corpus.name, rec.model,
+                passage_model(p), rec.model)
+    return p.embedder_named(rec.model)
 
 
 def _text(row: Mapping[str, Any]) -> str:
