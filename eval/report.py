@@ -52,6 +52,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Self-refine", ("flare", "ircot", "metarag", "seakr", "imrag")),
     ("MetaKGRAG", ("metakgrag",)),  # the paper's method (its tables' "Ours")
     ("Ours: option-aware MetaKGRAG", ("metakgrag-oa", "metakgrag-oa-trust")),
+    ("Ours: graph path scores", ("kg-paths", "kg-fused")),
 ]
 # Full method → its ablation variants (MetaKGRAG Table 6, SeaKR Table 3, IM-RAG Table 3).
 ABLATIONS: dict[str, tuple[str, ...]] = {
