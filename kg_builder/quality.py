@@ -159,11 +159,12 @@ def refresh_cached(p: Platform, domain: str) -> CachedReport:
 
 
 def quality_report(p: Platform, domain: str, *, duplicates: bool = True) -> QualityReport:
-    """The quality report of `domain`, all read now; `duplicates`: also count what entity
-    resolution would merge (slow: it reads every entity)."""
-    stats = _stats(p, domain)
+    """The quality report of `domain` as it is now (`kgrag graph stats`): the cache brought
+    up to date first (`refresh_cached`, which also serves the explorer); `duplicates`: also
+    count what entity resolution would merge (slow: it reads every entity)."""
+    entry = refresh_cached(p, domain)
     dupes = sum(len(r["merge"]) for r in resolution_rows(p.store, domain)[0]) if duplicates else 0
-    return _report(p, domain, stats, graph_structure(p, domain), dupes)
+    return _report(p, domain, entry.stats, entry.structure, dupes)
 
 
 def cached_quality_report(p: Platform, domain: str) -> QualityReport:
