@@ -266,7 +266,8 @@ class BuildJob:
             from kg_builder.passages import index_passages
 
             self.record.passages = str(index_passages(
-                self.p.store, self.p.embedder, self.domain, self.chunks, progress=progress,
+                self.p.store, self.p.passage_embedder, self.domain, self.chunks,
+                progress=progress,
                 prune=self.record.limit is None))
             log.info("%s", self.record.passages)
         if self.resolve:

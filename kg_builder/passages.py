@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from kgrag.errors import KgragError
 from kgrag.passages import corpus_token
+from kgrag.vectors import VectorRecord, find, record
 
 if TYPE_CHECKING:
     from kg_builder.sources import Chunk
@@ -72,6 +74,7 @@ def index_rows(store: GraphStore, embedder: Embedder, domain: str,
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     report = PassageReport(domain, chunks=len(rows))
     token = corpus_token(domain)
+    _record_model(store, domain, embedder.name)
     bar = tqdm(total=len(rows), unit="passage", desc=f"passages {domain}",
                disable=not progress, dynamic_ncols=True)
     try:
@@ -98,6 +101,22 @@ def index_rows(store: GraphStore, embedder: Embedder, domain: str,
             "keep": [r["id"] for r in rows]})
         report.removed = int(got[0]["deleted"]) if got else 0
     return report
+
+
+def _record_model(store: GraphStore, domain: str, model: str) -> None:
+    """Record which embedder makes the domain's passage vectors (`kgrag.vectors`, scope
+    `corpus:<domain>`, which dense search checks); passages embedded by another model
+    are an error, not a mix."""
+    scope = f"corpus:{domain}"
+    found = find(store, scope)
+    embedded = store.read("textrag/chunks/count_passages", {"domain": domain})[0]["embedded"]
+    if found is not None and found.model != model and embedded:
+        raise KgragError(f"the passages of {domain} were embedded by {found.model}, not "
+                         f"{model}", hint=f"index them with KGRAG_EMBEDDING__PASSAGE_MODEL="
+                         f"{found.model}, or drop the domain (`kgrag graph drop --domain "
+                         f"{domain}`) and build it again")
+    if found is None or found.model != model:
+        record(store, VectorRecord(scope, model))
 
 
 def index_graph_chunks(store: GraphStore, embedder: Embedder, domain: str, *,

@@ -105,7 +105,7 @@ def _index_domain(p: Platform, domain: str, file: Path | None) -> None:
                          "chunks, not a --file", hint=f"`kgrag build --domain {domain} "
                          "--source FILE` builds the graph and the passages of a file")
     p.store.apply_schema()
-    report = index_graph_chunks(p.store, p.embedder, domain)
+    report = index_graph_chunks(p.store, p.passage_embedder, domain)
     if not report.chunks:
         from textrag.corpora import PASSAGES_HINT
 

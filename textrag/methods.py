@@ -2,7 +2,8 @@
 
 `kgrag.platform.available_methods()` imports `FACTORIES` from here. A name without a
 suffix runs in the open setting (BM25 over the passage corpus of the question's domain in
-Neo4j, `textrag.corpora`: MedQuAD answers for medical, Wikipedia otherwise; as SeaKR,
+Neo4j, `textrag.corpora`: MedQuAD answers for medical, Wikipedia for wikipedia,
+commonsense and legal, a domain's own chunks otherwise; as SeaKR,
 DRAGIN and FLARE use BM25); `-gold` runs over each question's own paragraphs.
 
 Like `metakg.methods`, this registry imports the method modules and none of them imports

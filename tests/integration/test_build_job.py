@@ -35,7 +35,7 @@ class ScriptedPlatform:
     def __init__(self, real, replies: list[str], home: Path) -> None:
         self.store = real.store
         self.chat_model = ScriptedModel(replies)
-        self.embedder = HashEmbedder()
+        self.embedder = self.passage_embedder = HashEmbedder()
         self.settings = Settings(home=home)
 
 
@@ -55,6 +55,7 @@ def test_build_writes_with_provenance_and_rerun_adds_nothing(platform, test_doma
     record = job.run(progress=False)
     assert record.status == "done" and record.triples == 4 and record.records_done == 4
     assert record.nodes_created > 0
+    assert "4 chunks; embedded and wrote 4" in record.passages  # every chunk is a passage
     stats = platform.store.read("kg/stats", {"domain": test_domain})[0]
     assert stats["relations"] == 4 and stats["with_provenance"] == 4
     keys = {e["key"] for e in platform.store.read("kg/export_entities", {"domain": test_domain})}

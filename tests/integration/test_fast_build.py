@@ -38,7 +38,7 @@ def nlp():
 class FastPlatform:
     def __init__(self, real, home: Path) -> None:
         self.store = real.store
-        self.embedder = HashEmbedder()
+        self.embedder = self.passage_embedder = HashEmbedder()
         self.settings = Settings(home=home)
 
 
