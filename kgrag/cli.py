@@ -177,9 +177,11 @@ def ask(
 def _print_answer(method: str, pred: Prediction) -> None:
     """The answer a reply states on its answer line (the whole reply above it), and a
     mark when the reply was cut by the token limit."""
-    from kgrag.answers import has_answer, reply_answer
+    from kgrag.answers import ANSWER, reply_answer
 
-    if has_answer(pred.answer) and reply_answer(pred.answer) != pred.answer.strip():
+    marks = list(ANSWER.finditer(pred.answer))
+    before = pred.answer[:marks[-1].start()].strip() if marks else ""
+    if before.casefold() not in ("", "so"):  # reasoning before the answer line: shown
         console.print(f"\n[dim]{escape(pred.answer.strip())}[/]")
     console.print(f"\n[bold]Answer ({method}):[/] {escape(reply_answer(pred.answer))}")
     cut = [s for s in pred.trace if s.data.get("cut")]

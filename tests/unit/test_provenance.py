@@ -99,3 +99,23 @@ def test_an_open_answer_with_its_answer_line_is_kept_whole_and_not_marked() -> N
     pred = KGVanilla(model, backend(), "woods").answer(q)
     assert "cut" not in only(pred, "generate") and pred.usage.llm_calls == 2
     assert pred.answer == "Foxes live in dens.\nSo the answer is: a den"
+
+
+def test_kgrag_ask_prints_the_stated_answer_and_marks_a_cut_reply() -> None:
+    from kgrag.cli import _print_answer
+    from kgrag.commands import console
+    from kgrag.types import Prediction, TraceStep
+
+    cut = [TraceStep(stage="generate", summary="", data={"cut": True, "max_tokens": 320}),
+           TraceStep(stage="answer", summary="a den", data={"forced": True})]
+    pred = Prediction(question_id="q", method="kg-vanilla", trace=cut,
+                      answer="Foxes dig dens under\nSo the answer is: a den")
+    with console.capture() as out:
+        _print_answer("kg-vanilla", pred)
+    text = " ".join(out.get().split())  # the console wraps long lines
+    assert "Answer (kg-vanilla): a den" in text and "Foxes dig dens under" in text
+    assert "cut at the token limit (320 tokens)" in text and "completed by a second" in text
+    whole = Prediction(question_id="q", method="kg-vanilla", answer="So the answer is: a den")
+    with console.capture() as out:
+        _print_answer("kg-vanilla", whole)
+    assert out.get().strip() == "Answer (kg-vanilla): a den"
