@@ -1,5 +1,5 @@
 """kg_builder's commands: `kgrag build`, `kgrag graph export|import|drop|resolve|wordnet|
-stats|paper-protocol`, `kgrag bench import|extract` and `kgrag demo` (it loads the
+stats|paper-protocol`, `kgrag bench import|extract|quality` and `kgrag demo` (it loads the
 committed graph exports).
 
 The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry point.
@@ -45,6 +45,7 @@ def register(app: typer.Typer) -> None:
     bench = group(app, "bench")
     bench.command("import")(bench_import)
     bench.command("extract")(bench_extract)
+    bench.command("quality")(bench_quality)
 
 
 def demo(app_: Annotated[bool, typer.Option("--app/--no-app",
@@ -71,6 +72,22 @@ def bench_import(facts: int = 100_000, entities: int = 30_000,
     p = Platform()
     p.store.apply_schema()
     run(p.store, console, facts, entities, workers)
+
+
+def bench_quality(domain: Annotated[list[str], typer.Option(help="Domain(s) to time.")]
+                  ) -> None:
+    """Seconds of the Graphs page's quality report: counts, fingerprint, every fact, and
+    reading the cached report (leaves each domain's cache up to date)."""
+    from kg_builder.quality import time_quality
+
+    p = Platform()
+    for d in domain:
+        t = time_quality(p, d)
+        console.print(f"{d} ({t.fingerprint}): uncached view {t.uncached_view_s:.1f} s "
+                      f"(counts {t.counts_s:.1f} s + every fact {t.structure_s:.1f} s); "
+                      f"check {t.check_s:.1f} s (+ fingerprint {t.fingerprint_s:.1f} s); "
+                      f"cached view {1000 * t.cache_read_s:.0f} ms; "
+                      f"load average {t.load_average:.1f}")
 
 
 def bench_extract(

@@ -137,3 +137,14 @@ def test_a_first_view_waits_for_the_computation_warm_started(platform: Platform)
     report, _, _ = service.report("toy")  # waits for the running computation
     assert report.entities == 4
     assert store.asked.count("kg/edges") == 1  # computed once, not twice
+
+
+def test_time_quality_times_each_part_and_leaves_the_cache_current(platform: Platform) -> None:
+    from kg_builder.quality import time_quality
+
+    t = time_quality(platform, "toy")
+    assert min(t.counts_s, t.fingerprint_s, t.structure_s, t.cache_read_s) >= 0
+    assert t.uncached_view_s == t.counts_s + t.structure_s
+    entry = read_cached(platform.settings.home, "toy")
+    assert entry is not None and str(entry.fingerprint) == t.fingerprint
+    assert entry.structure.components == 1
