@@ -86,7 +86,7 @@ def bench_quality(domain: Annotated[list[str], typer.Option(help="Domain(s) to t
         console.print(f"{d} ({t.fingerprint}): uncached view {t.uncached_view_s:.1f} s "
                       f"(counts {t.counts_s:.1f} s + every fact {t.structure_s:.1f} s); "
                       f"check {t.check_s:.1f} s (+ fingerprint {t.fingerprint_s:.1f} s); "
-                      f"cached view {1000 * t.cache_read_s:.0f} ms; "
+                      f"cached view {1000 * t.cache_read_s:.1f} ms; "
                       f"load average {t.load_average:.1f}")
 
 
