@@ -32,6 +32,9 @@ def graph_coverage(
     domain: Annotated[str | None, typer.Option(help="Graph (default: the dataset's).")] = None,
     n: Annotated[int | None, typer.Option(min=1, help="First N questions.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    all_phrases: Annotated[bool, typer.Option(
+        "--all-phrases", help="Seeds: every matched phrase of the question, overlapping "
+                              "ones too (kg-paths' rule), not only the maximal ones.")] = False,
 ) -> None:
     """How many questions' answers the graph reaches within 1, 2, 3 hops of the question's
     entities, beside the wrong options (no LLM; answers read only to score)."""
@@ -43,7 +46,8 @@ def graph_coverage(
     with Progress(console=err) as bar:  # on stderr: --json stays parseable
         task = bar.add_task(f"coverage of {dataset}", total=n)
         report = run_coverage(p.store, p.settings.data_dir, dataset, domain, n,
-                              lambda i, total: bar.update(task, completed=i, total=total))
+                              lambda i, total: bar.update(task, completed=i, total=total),
+                              all_phrases=all_phrases)
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
         return

@@ -180,6 +180,7 @@ class CoverageReport(BaseModel):
     correct_by_kind: dict[str, float] = Field(default_factory=dict)  # 1 hop, per kind
     wrong_by_kind: dict[str, float] = Field(default_factory=dict)
     truncated: int = 0
+    all_phrases: bool = False  # seeds: every matched phrase (else the maximal ones)
     round_trips: int = 0
     seconds: float = 0.0
     median_ms: float = 0.0
@@ -227,12 +228,14 @@ def _targets_open(q: Question, matcher: EntityMatcher
 
 
 def cover_question(q: Question, matcher: EntityMatcher, reach: Reach,
-                   frontier_cap: int = 20_000) -> QuestionCoverage | None:
-    """Seeds, targets and distances of one question; None if it has no targets."""
+                   frontier_cap: int = 20_000, all_phrases: bool = False
+                   ) -> QuestionCoverage | None:
+    """Seeds, targets and distances of one question; None if it has no targets.
+    `all_phrases`: every matched phrase is a seed, not only the maximal ones."""
     titles = [*q.supporting, *(p.title for p in q.contexts)]
     matcher.prefetch([q.text, *(c.text for c in q.choices)],
                      extra=(k for t in titles for k in title_keys(t)))
-    seeds = matcher.match(q.text).keys
+    seeds = matcher.match_all(q.text) if all_phrases else matcher.match(q.text).keys
     if q.is_multiple_choice:
         right, wrong = _targets_mcq(q, seeds, matcher)
     elif q.supporting:
@@ -318,7 +321,8 @@ def summarise(covs: Sequence[QuestionCoverage], *, dataset: str, domain: str,
 
 def measure_coverage(questions: Sequence[Question], matcher: EntityMatcher, reach: Reach, *,
                      dataset: str, domain: str, frontier_cap: int = 20_000,
-                     progress: Callable[[int], None] | None = None) -> CoverageReport:
+                     progress: Callable[[int], None] | None = None,
+                     all_phrases: bool = False) -> CoverageReport:
     """Coverage of `questions` (see the module docstring)."""
     if not questions:
         raise KgragError("no questions to measure coverage on",
@@ -328,7 +332,7 @@ def measure_coverage(questions: Sequence[Question], matcher: EntityMatcher, reac
     skipped = 0
     for i, q in enumerate(questions, 1):
         t0 = time.perf_counter()
-        c = cover_question(q, matcher, reach, frontier_cap)
+        c = cover_question(q, matcher, reach, frontier_cap, all_phrases)
         times.append(time.perf_counter() - t0)
         if c is None:
             skipped += 1
@@ -372,8 +376,8 @@ def kind_table(report: CoverageReport, top: int = 30) -> list[str]:
 
 
 def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str | None,
-                 n: int | None, progress: Callable[[int, int], None] | None = None
-                 ) -> CoverageReport:
+                 n: int | None, progress: Callable[[int, int], None] | None = None,
+                 all_phrases: bool = False) -> CoverageReport:
     """`kgrag graph coverage`: load the questions, check the domain, measure."""
     from pathlib import Path
 
@@ -392,6 +396,8 @@ def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str 
         loaded.questions, store_matcher(store, domain, spacy_tagger(), wide=True),
         CypherReach(store, domain),
         dataset=loaded.name, domain=domain,
-        progress=(lambda i: progress(i, total)) if progress else None)
+        progress=(lambda i: progress(i, total)) if progress else None,
+        all_phrases=all_phrases)
+    report.all_phrases = all_phrases
     report.round_trips = store.stats.queries - before
     return report

@@ -93,12 +93,20 @@ class PathScorer:
                  ) -> None:
         self.hoods, self.matcher, self.model = hoods, matcher, model
 
-    def features(self, question: Question, exclude: str | None = None
-                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[OptionPaths]]:
+    def entities(self, question: Question) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+        """The question's entities and each option's. Seeds are *every* candidate phrase
+        of the question that is an entity, not only the maximal ones: a longer phrase
+        ("bake cookie") must not hide the concept inside it ("cookie"); the features
+        weigh each seed by its specificity instead."""
         m = self.matcher
         m.prefetch([question.text, *(c.text for c in question.choices)])
-        seeds = m.match(question.text).keys
+        seeds = m.match_all(question.text)
         options = [m.match_option(c.text, exclude=seeds).keys for c in question.choices]
+        return seeds, options
+
+    def features(self, question: Question, exclude: str | None = None
+                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[OptionPaths]]:
+        seeds, options = self.entities(question)
         keys = sorted(set(seeds) | {k for ks in options for k in ks})
         hood = self.hoods.read(keys)
         return seeds, options, path_features(seeds, options, hood, exclude)

@@ -243,6 +243,14 @@ class EntityMatcher:
         keys = tuple(dict.fromkeys(self._resolve(p.key) for p in hits))
         return Matched(keys, tuple(hits))
 
+    def match_all(self, text: str) -> tuple[str, ...]:
+        """Every candidate phrase's key that is an entity, overlapping ones too ("bake
+        cookie" and "cookie"), in text order: the seeds of kg-paths and of
+        `kgrag graph coverage --all-phrases`."""
+        cands = [self._resolve(p.key) for p in self.phrases(text)]
+        found = self.known(cands)
+        return tuple(dict.fromkeys(k for k in cands if k in found))
+
     def match_option(self, text: str, exclude: Iterable[str] = ()) -> Matched:
         """An option's entities: its whole text's key if that is an entity (`wide`: each
         form of the whole text that is one), else the maximal matches inside it without

@@ -292,3 +292,10 @@ def test_wide_rules_add_conceptnet_normal_forms() -> None:
     assert "go bed" in {p.key for p in phrases("go to bed", tagger=tagger, wide=True)}
     narrow = {p.key for p in phrases("revolving doors", tagger=tagger)}
     assert "revolve door" not in narrow  # kg-ppr's noun-phrase rules are unchanged
+
+
+def test_match_all_keeps_the_concepts_inside_longer_phrases() -> None:
+    look = lambda ks: {k for k in ks if k in {"bake cookie", "cookie", "grandma"}}  # noqa: E731
+    m = EntityMatcher(look)
+    assert m.match("grandma wants to bake cookies").keys == ("grandma", "bake cookie")
+    assert m.match_all("grandma wants to bake cookies") == ("grandma", "bake cookie", "cookie")
