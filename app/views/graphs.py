@@ -24,21 +24,17 @@ def quality_service(_p: Platform, key: str) -> QualityService:
     return QualityService(_p)
 
 
-@st.cache_data(ttl=30, show_spinner=False)
-def _live_stats(_p: Platform, name: str) -> dict[str, Any]:
-    return _p.store.read("kg/stats", {"domain": name})[0]
-
-
 def domain_sizes(p: Platform, names: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Each domain's counts: from its cached quality report, else read now."""
+    """Each domain's counts from its cached quality report; a domain without one yet shows
+    empty counts (`warm` is computing it in the background) instead of holding the page."""
     service = quality_service(p, str(id(p)))
     rows = []
     for name in names:
         entry = service.cached(name)
-        s = entry.stats if entry else _live_stats(p, name)
-        rows.append({"domain": name, "entities": s["entities"], "facts": s["relations"],
-                     "chunks": s["chunks"], "orphan entities": s["orphans"],
-                     "without embedding": s["without_embedding"]})
+        s: dict[str, Any] = entry.stats if entry else {}
+        rows.append({"domain": name, "entities": s.get("entities"), "facts": s.get("relations"),
+                     "chunks": s.get("chunks"), "orphan entities": s.get("orphans"),
+                     "without embedding": s.get("without_embedding")})
     return rows
 
 
@@ -192,9 +188,12 @@ def page() -> None:
                 "or import an export (`kgrag graph import data/graphs/commonsense.jsonl.gz`).")
         return
     quality_service(p, str(id(p))).warm(names)  # reports of new graphs, in the background
-    sizes = state.try_store(lambda: domain_sizes(p, tuple(names)), "graph sizes")
-    if sizes:
-        st.dataframe(sizes, hide_index=True, width="stretch")
+    sizes = domain_sizes(p, tuple(names))
+    st.dataframe(sizes, hide_index=True, width="stretch")
+    pending = [r["domain"] for r in sizes if r["entities"] is None]
+    if pending:
+        st.caption(f"Counts of {', '.join(pending)} follow once their quality reports are "
+                   "computed (in the background, once per graph version).")
     domain = st.selectbox("Domain", names, key="graphs_domain")
     overview = browser_query(base, "browser/domain_overview", {"domain": domain, "limit": 25})
     st.link_button(f"Open an overview of {domain} in Neo4j Browser", overview.url, icon=icons.LINK)
