@@ -109,7 +109,8 @@ def graph_fit_fused(
     with Progress(console=err) as bar:
         task = bar.add_task(f"reader on {len(qs)} training questions", total=len(qs))
         readers, scores, answers = reader_and_graph(
-            method, qs, domain, lambda i: bar.update(task, completed=i))
+            method, qs, domain, lambda i: bar.update(task, completed=i),
+            cache=p.settings.home / "paths" / f"fused_readers_{domain}.jsonl")
     lam, acc = fit_fused_weight(readers, scores, answers)
     path = weights_path(domain)
     content = json.loads(path.read_text())

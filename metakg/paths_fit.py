@@ -114,24 +114,40 @@ DATASET_OF = {"commonsense": "csqa", "medical": "medqa", "legal": "mmlu-law"}
 
 
 def reader_and_graph(method: object, questions: Sequence[Question], domain: str,
-                     progress: Callable[[int], None] | None = None
+                     progress: Callable[[int], None] | None = None,
+                     cache: Path | None = None
                      ) -> tuple[list[dict[str, float]], list[dict[str, float]], list[str]]:
     """For training questions: the reader's debiased letter distribution (under the
     evaluation dataset's prior) and the kg-paths scores without the question's own
-    record. `method` is a `KGFused`."""
+    record. `method` is a `KGFused`. `cache`: a JSON Lines file of the reader's
+    distributions by question id (and model), read first and appended to, so a refit
+    after new kg-paths weights costs no model call."""
     from kgrag.baselines import closed_book_render
     from kgrag.method import Trace
     from metakg.kg_paths import KGFused, exclusion_prefix
 
     assert isinstance(method, KGFused)
+    seen: dict[str, dict[str, float]] = {}
+    tag = f"{method.model.name}|{method.reader.bias}"
+    if cache is not None and cache.is_file():
+        for line in cache.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("model") == tag:
+                seen[row["id"]] = row["probs"]
     readers, scores, answers = [], [], []
     for i, q in enumerate(questions, 1):
         own = exclusion_prefix(domain, q)
-        as_eval = q.model_copy(update={"dataset": DATASET_OF.get(domain, q.dataset)})
-        choice = method.read(as_eval, closed_book_render(as_eval), Trace(),
-                             prompt="llm_choose", stage="reader")
+        if q.id not in seen:
+            as_eval = q.model_copy(update={"dataset": DATASET_OF.get(domain, q.dataset)})
+            choice = method.read(as_eval, closed_book_render(as_eval), Trace(),
+                                 prompt="llm_choose", stage="reader")
+            seen[q.id] = dict(choice.probs)
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                with open(cache, "a") as f:
+                    f.write(json.dumps({"id": q.id, "model": tag, "probs": seen[q.id]}) + "\n")
         s = method.scorer(q).score(q, exclude=own)
-        readers.append(dict(choice.probs))
+        readers.append(seen[q.id])
         scores.append(dict(zip(s.labels, s.scores, strict=True)))
         answers.append(q.answers[0])
         if progress:
