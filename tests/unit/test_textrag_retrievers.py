@@ -101,7 +101,8 @@ def test_dense_sends_the_query_vector() -> None:
     DenseRetriever(store, FakeEmbedder()).search("who?", k=2)  # type: ignore[arg-type]
     name, params = store.calls[0]
     assert name == "textrag/search_dense"
-    assert params == {"k": 2, "embedding": [0.5, 0.5, 0.5, 0.5]}
+    # the index is asked for DENSE_FETCH passages (its HNSW search misses some at k)
+    assert params == {"k": 100, "embedding": [0.5, 0.5, 0.5, 0.5]}
 
 
 # ---------------------------------------------------------------------- RRF
