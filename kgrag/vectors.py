@@ -68,11 +68,12 @@ def record(store: GraphStore, rec: VectorRecord) -> None:
                                      "complete": rec.complete, "previous": rec.previous})
 
 
-def check(store: GraphStore, scope: str, model: str, command: str, *,
+def check(store: GraphStore, scope: str, model: str | None, command: str, *,
           legacy: bool = True) -> VectorRecord:
-    """The scope's record if its vectors were made by `model`; else a clear error naming
-    `command` (the re-embed command, `--model` appended) and the setting to change.
-    `legacy` False: a scope without a record has no vectors yet (an error too)."""
+    """The scope's record if its vectors were made by `model` (None: by any one model, a
+    re-embedding not stopped halfway); else a clear error naming `command` (the re-embed
+    command, `--model` appended) and the setting to change. `legacy` False: a scope
+    without a record has no vectors yet (an error too)."""
     found = find(store, scope)
     if found is None and not legacy:
         raise VectorModelMismatch(f"{scope} has no vectors yet",
@@ -83,7 +84,7 @@ def check(store: GraphStore, scope: str, model: str, command: str, *,
             f"re-embedding {scope} with {rec.model} stopped before the end (its vectors mix "
             f"{rec.previous} and {rec.model})",
             hint=f"finish it with `{command} --model {rec.model}` (it resumes)")
-    if rec.model != model:
+    if model is not None and rec.model != model:
         raise VectorModelMismatch(
             f"the vectors of {scope} were made by {rec.model}, but queries would be embedded "
             f"by {model}",

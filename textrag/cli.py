@@ -133,29 +133,30 @@ def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
 def corpus_embed(
     model: Annotated[str | None, typer.Option(help="Embedder (`kgrag models list`); default "
                                               "KGRAG_EMBEDDING__PASSAGE_MODEL, else "
-                                              "KGRAG_EMBEDDING__MODEL.")] = None,
+                                              "bge-small-en-v1.5-q.")] = None,
     domain: DomainOption = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Passages per write.")] = 256,
 ) -> None:
     """Re-embed a stored corpus in place with another model (resumable: stop any time, run
-    again). Queries then need that model: KGRAG_EMBEDDING__PASSAGE_MODEL."""
+    again). Queries then use that model."""
     from kgrag.platform import Platform
     from textrag.corpora import corpus_for_domain
-    from textrag.corpus_vectors import embed_corpus, passage_model
+    from textrag.corpus_vectors import DEFAULT_CORPUS_MODEL, embed_corpus
 
     p = Platform()
     spec = corpus_for_domain(domain)
-    report = embed_corpus(p, spec, model or passage_model(p), batch_size=batch_size)
+    report = embed_corpus(p, spec, model or p.settings.embedding.passage_model
+                          or DEFAULT_CORPUS_MODEL, batch_size=batch_size)
     console.print(str(report))
-    if report.model != passage_model(p):
-        console.print(f"query it with KGRAG_EMBEDDING__PASSAGE_MODEL={report.model}")
+    if p.settings.embedding.passage_model not in (None, report.model):
+        console.print(f"query it with KGRAG_EMBEDDING__PASSAGE_MODEL={report.model} (or unset)")
 
 
 def graph_hippo(
     domain: Annotated[str, typer.Option(help="Domain whose graph kg-ppr reads.")],
     model: Annotated[str | None, typer.Option(help="Embedder of the fact vectors; default "
-                                              "the passage embedder (queries need it).")
-                     ] = None,
+                                              "the query model of the domain's corpus "
+                                              "(queries need it).")] = None,
     facts: Annotated[bool, typer.Option(help="Embed the facts (only those not yet "
                                         "embedded by this model: resumable).")] = True,
     synonyms: Annotated[bool, typer.Option(help="Rebuild the synonym edges.")] = True,
@@ -164,11 +165,13 @@ def graph_hippo(
     edges between entities with vectors of cosine >= 0.8 (KGRAG_HIPPO__SYNONYM_THRESHOLD)."""
     from kgrag.platform import Platform
     from metakg.hippo_index import build_index
-    from textrag.corpus_vectors import passage_model
+    from textrag.corpora import corpus_for_domain
+    from textrag.corpus_vectors import corpus_embedder
 
     p = Platform()
     p.store.apply_schema()
-    embedder = p.embedder_named(model or passage_model(p))
+    embedder = (p.embedder_named(model) if model
+                else corpus_embedder(p, corpus_for_domain(domain)))
     report = build_index(p.store, domain, embedder, p.settings.hippo, facts=facts,
                          synonyms=synonyms)
     console.print(str(report))
@@ -272,7 +275,7 @@ def corpus_recall(
         print(json.dumps(recall_json(rows)))
         return
     console.print(f"{row['passages']:,} passages; {len(questions)} questions of {dataset}; "
-                  f"passage embedder {p.passage_embedder.name}")
+                  f"dense queries embedded by {dense.embedder.name}")
     console.print("\n".join(recall_table(rows)))
     k_test = max([x for x in ks if x <= 5] or ks)
     if len(chosen) > 1:

@@ -64,8 +64,8 @@ class HippoRetriever(BaseRetriever):
 def hippo_retriever(p: Platform, domain: str | None,
                     config: HippoConfig | None = None) -> HippoRetriever:
     """The platform's `HippoRetriever` over `domain` (default wikipedia) and its corpus;
-    the fact vectors must be the passage embedder's (`kgrag graph hippo`)."""
-    from textrag.corpus_vectors import passage_model
+    the fact vectors must be made by the corpus's query model (`kgrag graph hippo`)."""
+    from textrag.corpus_vectors import corpus_embedder
     from textrag.setting import open_retriever
 
     domain = domain or "wikipedia"
@@ -74,8 +74,8 @@ def hippo_retriever(p: Platform, domain: str | None,
         known = [r["name"] for r in p.store.read("kg/domains")]
         raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
                              [k for k in known if k != domain])
-    check_facts(p.store, domain, passage_model(p))
     corpus = corpus_for_domain(domain)
+    check_facts(p.store, domain, corpus_embedder(p, corpus).name)
     ids = PassageIds(corpus.graph_document_prefix(domain), corpus.passage_prefix)
     cfg = config or p.settings.hippo
     return HippoRetriever(HippoGraph(p.store, domain, ids, cfg),

@@ -1,6 +1,7 @@
-"""A passage corpus's embedder (`textrag.corpus_vectors`): an empty corpus takes the
-passage model, a stored one keeps its own for loads, and a dense search with another model
-is refused naming `kgrag corpus embed`."""
+"""A passage corpus's embedder (`textrag.corpus_vectors`): a fresh corpus takes the
+configured passage model or the default, a stored one is loaded and queried with its own,
+and a configured passage model that is not the corpus's is refused naming `kgrag corpus
+embed`."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ import pytest
 from kgrag.config import load_settings
 from kgrag.vectors import VectorModelMismatch
 from textrag.corpora import MEDICAL, WIKIPEDIA
-from textrag.corpus_vectors import corpus_embedder, ready_to_load
+from textrag.corpus_vectors import DEFAULT_CORPUS_MODEL, corpus_embedder, ready_to_load
 
 
 class Store:
     def __init__(self, passages: int) -> None:
-        self.passages, self.records, self.calls = passages, {}, []
+        self.passages, self.records = passages, {}
 
     def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        self.calls.append(name)
         if name.endswith("count_passages"):
             return [{"passages": self.passages, "embedded": self.passages}]
         assert name == "vectors/get_record"
@@ -38,28 +38,29 @@ class Named:
 
 
 class FakePlatform:
-    def __init__(self, store: Store, passage_model: str) -> None:
+    def __init__(self, store: Store, passage_model: str | None = None) -> None:
         self.store = store
         self.settings = load_settings(embedding={"passage_model": passage_model})
-        self.passage_embedder = Named(passage_model)
-        self.embedder = Named("all-minilm-l6-v2")
+        self.embedder = self.passage_embedder = Named("all-minilm-l6-v2")
 
     def embedder_named(self, name: str) -> Named:
         return Named(name)
 
 
-def test_an_empty_corpus_takes_the_passage_model() -> None:
+def test_a_fresh_corpus_takes_the_default_and_is_queried_with_it() -> None:
     store = Store(0)
-    p = FakePlatform(store, "bge-small-en-v1.5-q")
-    assert ready_to_load(p, WIKIPEDIA).name == "bge-small-en-v1.5-q"  # type: ignore[arg-type]
-    assert store.records["corpus:wikipedia"]["model"] == "bge-small-en-v1.5-q"
-    assert corpus_embedder(p, WIKIPEDIA).name == "bge-small-en-v1.5-q"  # type: ignore[arg-type]
+    p = FakePlatform(store)
+    assert ready_to_load(p, WIKIPEDIA).name == DEFAULT_CORPUS_MODEL  # type: ignore[arg-type]
+    assert store.records["corpus:wikipedia"]["model"] == DEFAULT_CORPUS_MODEL
+    store.passages = 10
+    assert corpus_embedder(p, WIKIPEDIA).name == DEFAULT_CORPUS_MODEL  # type: ignore[arg-type]
+    fresh = FakePlatform(Store(0), "e5-small-v2")
+    assert ready_to_load(fresh, WIKIPEDIA).name == "e5-small-v2"  # type: ignore[arg-type]
 
 
-def test_a_stored_corpus_keeps_its_model_and_refuses_other_queries() -> None:
+def test_a_stored_corpus_keeps_its_model_and_refuses_another_configured_one() -> None:
     store = Store(10)  # stored before models were recorded: MiniLM
-    p = FakePlatform(store, "e5-small-v2")
-    assert ready_to_load(p, MEDICAL).name == "all-minilm-l6-v2"  # type: ignore[arg-type]
+    assert ready_to_load(FakePlatform(store), MEDICAL).name == "all-minilm-l6-v2"  # type: ignore[arg-type]
     with pytest.raises(VectorModelMismatch, match="corpus:medical were made by") as e:
-        corpus_embedder(p, MEDICAL)  # type: ignore[arg-type]
+        corpus_embedder(FakePlatform(store, "e5-small-v2"), MEDICAL)  # type: ignore[arg-type]
     assert "kgrag corpus embed --domain medical --model e5-small-v2" in e.value.hint

@@ -83,6 +83,10 @@ class FakePlatform:
         self.passage_embedder = self.embedder
         self.settings = load_settings(embedding={"model": "fake"})
 
+    def embedder_named(self, name: str) -> FakeEmbedder:
+        assert name == "fake"  # the model the corpus records
+        return self.embedder
+
 
 class FakeEmbedder:
     name, dimensions = "fake", 2
