@@ -30,10 +30,11 @@ def streamlit_argv(port: int, address: str, runs: Path, headless: bool = True) -
     """The `streamlit run` command line of the app.
 
         streamlit_argv(8501, "127.0.0.1", Path("runs"))[1:4]
-        # -> ['-m', 'streamlit', 'run']
+        # -> ['-m', 'app.serve', 'run']
     """
-    # This interpreter's Streamlit, whatever else is on PATH.
-    return [sys.executable, "-m", "streamlit", "run", str(MAIN),
+    # This interpreter's Streamlit, whatever else is on PATH, with the pages' modules
+    # imported before the server listens (app/serve.py).
+    return [sys.executable, "-m", "app.serve", "run", str(MAIN),
             "--server.address", address, "--server.port", str(port),
             "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false",
             "--client.toolbarMode", "minimal", "--", "--runs", str(runs)]

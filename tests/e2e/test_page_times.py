@@ -10,9 +10,10 @@ until its last section is drawn and the script run has ended. The Graphs page sh
 quality report cached for the graph's fingerprint (`app.quality`): a report is computed
 once per fingerprint, so the test first brings each timed domain's report up to date
 (`refresh_cached`, what the first view after an import does; its seconds are printed,
-not asserted). Likewise the first visit after the server started imports the app's
-modules (printed, not asserted); the pages are then timed in a new browser session, as a
-user of a running `kgrag app` meets them. Screenshots go to test-output/e2e-pages/.
+not asserted). The first visit after the server started (the server imports the pages'
+modules before it listens, `app/serve.py`) is timed on its own; then every page in a new
+browser session, as a user of a running `kgrag app` meets them. Screenshots go to
+test-output/e2e-pages/.
 
 Needs `make e2e-deps`; skips without it, but fails under CI=true.
 """
@@ -61,10 +62,9 @@ def test_every_page_renders_within_5_seconds(e2e_tools: None, platform,  # noqa:
     lines = proc.stdout.strip().splitlines()
     report = json.loads(lines[-1]) if lines else {}
     assert proc.returncode == 0, f"{proc.stderr[-4000:]}\nreport: {report}"
-    times = report["ms"]
     expected = {"Ask", "Reasoning", "Results", "Compare"} | {f"Graphs {d}" for d in domains}
-    assert set(times) == expected
-    print("page render times (ms): " + ", ".join(f"{k} {v}" for k, v in times.items())
-          + f"; first visit after the server started {report['first_visit_ms']} ms")
+    assert set(report["ms"]) == expected
+    times = {"first visit": report["first_visit_ms"], **report["ms"]}
+    print("page render times (ms): " + ", ".join(f"{k} {v}" for k, v in times.items()))
     slow = {k: v for k, v in times.items() if v > LIMIT_MS}
     assert slow == {}, f"pages slower than {LIMIT_MS / 1000:.0f} s: {slow}"

@@ -320,7 +320,7 @@ def test_app_command_line() -> None:
     from app.cli import streamlit_argv
 
     argv = streamlit_argv(8765, "0.0.0.0", Path("my-runs"))
-    assert argv[1:5] == ["-m", "streamlit", "run", str(main_file)]
+    assert argv[1:5] == ["-m", "app.serve", "run", str(main_file)]
     assert argv[argv.index("--server.port") + 1] == "8765"
     assert argv[argv.index("--server.address") + 1] == "0.0.0.0"
     assert argv[-3:] == ["--", "--runs", "my-runs"]
