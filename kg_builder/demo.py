@@ -18,7 +18,6 @@ not load: see data/graphs/README.md.)
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -199,7 +198,8 @@ def _app(p: Platform, console: Console, start_app: bool) -> None:
     if not start_app:
         console.print("DEMO_APP=0: not starting the app. Start it with `kgrag app`.")
         return
-    streamlit = shutil.which("streamlit") or str(Path(sys.executable).parent / "streamlit")
     console.print("App: http://127.0.0.1:8501  (Ctrl-C to stop)")
-    subprocess.run([streamlit, "run", str(app_file), "--server.address", "127.0.0.1",  # noqa: S603
-                    "--server.port", "8501", "--server.headless", "true"], check=False)
+    # app.serve: Streamlit with the pages' modules imported before the first visit
+    subprocess.run([sys.executable, "-m", "app.serve", "run", str(app_file),  # noqa: S603
+                    "--server.address", "127.0.0.1", "--server.port", "8501",
+                    "--server.headless", "true"], check=False)
