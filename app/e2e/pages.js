@@ -9,9 +9,8 @@
 // (its status widget shows no "Running..."). Ask is timed from the first page load. The
 // Graphs page is timed once per domain: its sizes table, the domain's quality report and
 // its build jobs. With "warmup": true the app is first opened once in another browser
-// context (that first visit after the server started, which imports the app's modules,
-// is reported as first_visit_ms, not part of `ms`); the walk then runs as a new user of
-// a running server. The last stdout line is a JSON report (milliseconds per page);
+// context (the first visit after the server started, reported as first_visit_ms apart
+// from `ms`); the walk then runs as a new user of a running server. The last stdout line is a JSON report (milliseconds per page);
 // failures exit non-zero.
 'use strict';
 const fs = require('fs');
