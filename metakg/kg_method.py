@@ -311,8 +311,9 @@ class KGMethod(QAMethod):
         ctx.trace.add("generate", (f"[cut at {self.answer_tokens[mcq]} tokens] " if
                                    cut.get("cut") else "") + text, prompt=template.name,
                       completion_tokens=reply.completion_tokens, **cut, **ctx.meter.take())
-        if not has_answer(text) and (reply.finish_reason == "length" or "\n" in text):
-            # reasoning without its answer line (a one-line reply is the answer itself)
+        if not has_answer(text) and (reply.finish_reason == "length" or "\n" in text
+                                     or len(text.split()) > SHORT_REPLY_WORDS):
+            # reasoning without its answer line (a short one-line reply is the answer)
             text = self._force_answer(ctx, evidence, text)
         return text
 
@@ -334,6 +335,8 @@ class KGMethod(QAMethod):
         return f"{reasoning}\nSo the answer is: {answer}"
 
 
+# a reply without an answer line of more words than this is reasoning, not the answer
+SHORT_REPLY_WORDS = 12
 CONCEPT_TOKENS = 160
 CONCEPT_EXAMPLE = '{"concepts": ["first concept", "second concept"]}'
 

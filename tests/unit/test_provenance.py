@@ -119,3 +119,10 @@ def test_kgrag_ask_prints_the_stated_answer_and_marks_a_cut_reply() -> None:
     with console.capture() as out:
         _print_answer("kg-vanilla", whole)
     assert out.get().strip() == "Answer (kg-vanilla): a den"
+
+
+def test_a_long_one_line_reply_without_its_answer_line_gets_one() -> None:
+    reply = "The organ that filters the blood to make urine is the kidney, as the facts say."
+    model = ScriptedModel([CONCEPTS_FOX, reply, " kidney"])
+    pred = KGVanilla(model, backend(), "woods").answer(QUESTION)
+    assert pred.answer == reply + "\nSo the answer is: kidney" and pred.usage.llm_calls == 3
