@@ -133,7 +133,9 @@ def _overlaps(spec: CorpusSpec, path: Path, data_dir: Path) -> frozenset[str]:
 def corpus_embed(
     model: Annotated[str | None, typer.Option(help="Embedder (`kgrag models list`); default "
                                               "KGRAG_EMBEDDING__PASSAGE_MODEL, else "
-                                              "bge-small-en-v1.5-q.")] = None,
+                                              "bge-small-en-v1.5-q for Wikipedia and "
+                                              "KGRAG_EMBEDDING__MODEL for MedQuAD.")
+                     ] = None,
     domain: DomainOption = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Passages per write.")] = 256,
 ) -> None:
@@ -141,12 +143,11 @@ def corpus_embed(
     again). Queries then use that model."""
     from kgrag.platform import Platform
     from textrag.corpora import corpus_for_domain
-    from textrag.corpus_vectors import DEFAULT_CORPUS_MODEL, embed_corpus
+    from textrag.corpus_vectors import embed_corpus, fresh_model
 
     p = Platform()
     spec = corpus_for_domain(domain)
-    report = embed_corpus(p, spec, model or p.settings.embedding.passage_model
-                          or DEFAULT_CORPUS_MODEL, batch_size=batch_size)
+    report = embed_corpus(p, spec, model or fresh_model(p, spec), batch_size=batch_size)
     console.print(str(report))
     if p.settings.embedding.passage_model not in (None, report.model):
         console.print(f"query it with KGRAG_EMBEDDING__PASSAGE_MODEL={report.model} (or unset)")

@@ -3,8 +3,9 @@
 A built-in corpus (Wikipedia, MedQuAD) is queried with the model its vectors were made by;
 with `KGRAG_EMBEDDING__PASSAGE_MODEL` set, that model must be the corpus's, else the search
 is refused, naming `kgrag corpus embed`, which re-embeds the corpus in place (resumable).
-A fresh load embeds with the configured passage model or `DEFAULT_CORPUS_MODEL`; a load
-into a stored corpus with the corpus's own model.
+A fresh load embeds with the configured passage model, else `DEFAULT_CORPUS_MODEL` for
+Wikipedia and the entity embedder for MedQuAD; a load into a stored corpus with the
+corpus's own model.
 
     dense = DenseRetriever(p.store, corpus_embedder(p, WIKIPEDIA), WIKIPEDIA)
     embed_corpus(p, WIKIPEDIA, "e5-small-v2")   # kgrag corpus embed --model e5-small-v2
@@ -43,10 +44,17 @@ def embed_command(corpus: CorpusSpec) -> str:
     return f"kgrag corpus embed{flag}"
 
 
-# The embedder of a built-in corpus loaded afresh when KGRAG_EMBEDDING__PASSAGE_MODEL is
+# The embedder of the Wikipedia corpus loaded afresh when KGRAG_EMBEDDING__PASSAGE_MODEL is
 # unset: bge-small's dense recall@5 (all supporting paragraphs) on HotpotQA dev300 is 66.0
-# against BM25's 48.7 (docs/benchmarks.md has its speed); entity vectors stay MiniLM.
+# against BM25's 48.7 (docs/benchmarks.md has its speed). MedQuAD, unmeasured, keeps the
+# entity embedder; entity vectors stay MiniLM.
 DEFAULT_CORPUS_MODEL = "bge-small-en-v1.5-q"
+
+
+def fresh_model(p: Platform, corpus: CorpusSpec) -> str:
+    """The model a fresh load of `corpus` (or `kgrag corpus embed` without --model) uses."""
+    e = p.settings.embedding
+    return e.passage_model or (DEFAULT_CORPUS_MODEL if corpus.name == "wikipedia" else e.model)
 
 
 def passage_model(p: Platform) -> str:
@@ -72,14 +80,13 @@ def corpus_embedder(p: Platform, corpus: CorpusSpec) -> Embedder:
 
 
 def ready_to_load(p: Platform, corpus: CorpusSpec) -> Embedder:
-    """The embedder a load writes with: an empty corpus takes KGRAG_EMBEDDING__PASSAGE_MODEL
-    or `DEFAULT_CORPUS_MODEL`; a stored one keeps the model its vectors were made by (a
-    configured passage model must be that one), so a load never mixes two models."""
+    """The embedder a load writes with: an empty corpus takes `fresh_model`; a stored one
+    keeps the model its vectors were made by (a configured passage model must be that
+    one), so a load never mixes two models."""
     if corpus.is_chunks:
         return p.passage_embedder
     if not p.store.read(corpus.statement("count_passages"), corpus.params)[0]["passages"]:
-        model = p.settings.embedding.passage_model or DEFAULT_CORPUS_MODEL
-        record(p.store, VectorRecord(scope(corpus), model))
+        record(p.store, VectorRecord(scope(corpus), fresh_model(p, corpus)))
     return corpus_embedder(p, corpus)
 
 

@@ -56,6 +56,8 @@ def test_a_fresh_corpus_takes_the_default_and_is_queried_with_it() -> None:
     assert corpus_embedder(p, WIKIPEDIA).name == DEFAULT_CORPUS_MODEL  # type: ignore[arg-type]
     fresh = FakePlatform(Store(0), "e5-small-v2")
     assert ready_to_load(fresh, WIKIPEDIA).name == "e5-small-v2"  # type: ignore[arg-type]
+    # MedQuAD (its recall unmeasured) keeps the entity embedder
+    assert ready_to_load(FakePlatform(Store(0)), MEDICAL).name == "all-minilm-l6-v2"  # type: ignore[arg-type]
 
 
 def test_a_stored_corpus_keeps_its_model_and_refuses_another_configured_one() -> None:
