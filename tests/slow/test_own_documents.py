@@ -10,6 +10,7 @@ target yet (`LLM_GRAPH_MISSES`)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,12 @@ LLM_GRAPH_MISSES = (
 
 @pytest.mark.parametrize(("extractor", "model"), [
     ("fast", None),
+    # ~40 min on 2 cores (the 1.5B model extracts and answers): opt-in, so that `make test`
+    # stays within CI's time; KGRAG_LLM_GRAPH_TEST=1 runs it
     pytest.param("llm", "qwen2.5-coder-1.5b",
-                 marks=pytest.mark.xfail(reason=LLM_GRAPH_MISSES, strict=False))])
+                 marks=[pytest.mark.xfail(reason=LLM_GRAPH_MISSES, strict=False),
+                        pytest.mark.skipif(not os.environ.get("KGRAG_LLM_GRAPH_TEST"),
+                                           reason="KGRAG_LLM_GRAPH_TEST=1 runs it (~40 min)")])])
 def test_rag_kg_ppr_and_metakgrag_answer_questions_about_ones_own_documents(
         platform, test_domain: str, test_model_name: str, extractor: str,  # type: ignore[no-untyped-def]
         model: str | None) -> None:
