@@ -30,6 +30,7 @@ from rich.table import Table
 from kgrag.embed import Embedder
 from kgrag.platform import Platform
 from textrag.corpus import LoadReport, default_corpus_path, delete_passages, load_corpus
+from textrag.corpus_vectors import ready_to_load
 from textrag.retrieval import Retrieved
 from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 
@@ -82,8 +83,9 @@ def _time_queries(name: str, search: Callable[[str, int], list[Retrieved]],
 def bench_retrieval(p: Platform, console: Console, *, queries: int = 100,
                     load_sample: int = 1000) -> RetrievalBench:
     """Run the three measures above and print them."""
-    store, embedder = p.store, p.embedder
+    store = p.store
     store.apply_schema()
+    embedder = ready_to_load(p)  # the model the corpus's vectors are made by
     path = default_corpus_path(p.settings)
     result = RetrievalBench()
     if load_sample:

@@ -34,7 +34,9 @@ from tqdm import tqdm
 
 from kgrag.errors import KgragError
 from kgrag.types import Passage
+from kgrag.vectors import check_recorded
 from textrag.corpora import DEFAULT, CorpusSpec, medquad_passage
+from textrag.corpus_vectors import embed_command, scope
 
 if TYPE_CHECKING:
     from kgrag.config import Settings
@@ -179,6 +181,8 @@ def load_corpus(
     if not path.is_file():
         raise KgragError(f"corpus file {path} does not exist",
                          hint="check KGRAG_DATA_DIR, or give a file with --file")
+    if not corpus.is_chunks:  # never mix two models' vectors in one corpus
+        check_recorded(store, scope(corpus), embedder.name, embed_command(corpus))
     report = LoadReport(path)
     start = time.perf_counter()
     # the bar counts lines (broken ones too), or passages when a limit is given

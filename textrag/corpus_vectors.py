@@ -26,7 +26,7 @@ from kgrag.vectors import (
     record,
     reembed,
 )
-from textrag.corpora import CorpusSpec
+from textrag.corpora import DEFAULT, CorpusSpec
 
 if TYPE_CHECKING:
     from kgrag.embed import Embedder
@@ -71,7 +71,7 @@ def corpus_model(p: Platform, corpus: CorpusSpec) -> str:
     return check(p.store, scope(corpus), wanted, embed_command(corpus)).model
 
 
-def corpus_embedder(p: Platform, corpus: CorpusSpec) -> Embedder:
+def corpus_embedder(p: Platform, corpus: CorpusSpec = DEFAULT) -> Embedder:
     """The embedder of `corpus`'s queries (`corpus_model`). A domain's chunk corpus is
     embedded with the passage embedder when its graph is built, and is read with it."""
     if corpus.is_chunks:
@@ -79,7 +79,7 @@ def corpus_embedder(p: Platform, corpus: CorpusSpec) -> Embedder:
     return p.embedder_named(corpus_model(p, corpus))
 
 
-def ready_to_load(p: Platform, corpus: CorpusSpec) -> Embedder:
+def ready_to_load(p: Platform, corpus: CorpusSpec = DEFAULT) -> Embedder:
     """The embedder a load writes with: an empty corpus takes `fresh_model`; a stored one
     keeps the model its vectors were made by (a configured passage model must be that
     one), so a load never mixes two models."""

@@ -16,6 +16,7 @@ from metakg.hippo_index import build_index, check_facts, facts_scope
 from metakg.ppr import PassageIds
 from textrag.corpora import WIKIPEDIA
 from textrag.corpus import delete_passages, load_corpus
+from textrag.corpus_vectors import corpus_embedder, ready_to_load
 from textrag.hippo import HippoRetriever
 from textrag.retrievers import DenseRetriever
 
@@ -51,7 +52,7 @@ def graph(platform, test_domain, tmp_path) -> Iterator[tuple[str, str]]:  # type
     file = tmp_path / "passages.jsonl"
     file.write_text("\n".join(json.dumps({"id": pid, "title": t, "text": x})
                               for pid, (t, x, _) in PASSAGES.items()) + "\n")
-    load_corpus(platform.store, platform.embedder, file, id_prefix=prefix, progress=False)
+    load_corpus(platform.store, ready_to_load(platform), file, id_prefix=prefix, progress=False)
     docs = {pid: f"{test_domain}:wiki_passages:{pid}" for pid in PASSAGES}
     chunks = [{"id": docs[pid], "doc": docs[pid], "text": x, "source": "wiki_passages.jsonl",
                "title": t, "line": i} for i, (pid, (t, x, _)) in enumerate(PASSAGES.items(), 1)]
@@ -73,18 +74,19 @@ def graph(platform, test_domain, tmp_path) -> Iterator[tuple[str, str]]:  # type
 def test_index_search_and_round_trips(platform, graph) -> None:  # type: ignore[no-untyped-def]
     domain, prefix = graph
     config = HippoConfig(fact_top_k=2, dense_depth=1, fact_candidates=5000)
+    emb = corpus_embedder(platform)  # facts are embedded by the corpus's query model
     with pytest.raises(Exception, match="has no vectors yet"):
-        check_facts(platform.store, domain, platform.embedder.name)
-    report = build_index(platform.store, domain, platform.embedder, config, progress=False)
+        check_facts(platform.store, domain, emb.name)
+    report = build_index(platform.store, domain, emb, config, progress=False)
     assert report.facts is not None and report.facts.embedded == 5
     assert report.synonyms == 1  # nyc ~ new york city (0.9 >= 0.8); the rest are at 0
-    check_facts(platform.store, domain, platform.embedder.name)
-    again = build_index(platform.store, domain, platform.embedder, config, progress=False)
+    check_facts(platform.store, domain, emb.name)
+    again = build_index(platform.store, domain, emb, config, progress=False)
     assert again.facts is not None and again.facts.embedded == 0  # resumable: nothing left
 
     r = HippoRetriever(HippoGraph(platform.store, domain, PassageIds(
         f"{domain}:wiki_passages:", prefix), config.model_copy(update={"fact_top_k": 1})),
-        DenseRetriever(platform.store, platform.embedder), platform.store, WIKIPEDIA)
+        DenseRetriever(platform.store, emb), platform.store, WIKIPEDIA)
     before = platform.store.stats.queries
     hits = r.search(QUESTION, 10)
     # dense (1), then facts, subgraph, passage edges and the texts of the graph's passages

@@ -16,6 +16,7 @@ from metakg.ppr import GraphPPR, PassageIds
 from metakg.seeds import store_matcher
 from tests.doubles.scripted import ScriptedModel
 from textrag.corpus import delete_passages, load_corpus
+from textrag.corpus_vectors import corpus_embedder, ready_to_load
 from textrag.ppr import KGPPR, PPRRetriever
 from textrag.retrievers import BM25Retriever, DenseRetriever, shared
 
@@ -40,7 +41,7 @@ def corpus(platform, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     file = tmp_path_factory.mktemp("ppr") / "passages.jsonl"
     file.write_text("\n".join(json.dumps({"id": pid, "title": t, "text": x})
                               for pid, (t, x, _) in PASSAGES.items()) + "\n")
-    load_corpus(platform.store, platform.embedder, file, id_prefix=prefix, progress=False)
+    load_corpus(platform.store, ready_to_load(platform), file, id_prefix=prefix, progress=False)
     try:
         yield prefix
     finally:
@@ -80,7 +81,8 @@ def test_the_graph_ranking_follows_the_walk_from_the_seed(platform, graph, corpu
 
 
 def test_fused_with_bm25_and_dense_and_read_like_rag(platform, graph, corpus) -> None:  # type: ignore[no-untyped-def]
-    text = [BM25Retriever(platform.store), DenseRetriever(platform.store, platform.embedder)]
+    text = [BM25Retriever(platform.store),
+            DenseRetriever(platform.store, corpus_embedder(platform))]
     r = ppr(platform, graph, corpus, text)
     hits = r.search(QUESTION, 10)
     ids = [h.passage.id for h in hits]
@@ -144,8 +146,8 @@ def medical(platform, test_domain, tmp_path) -> Iterator[tuple[str, PassageIds]]
     file.write_text("\n".join(json.dumps({"source": "T", "qid": f"q{i}", "question": q,
                                           "answer": a})
                               for i, (q, a, _) in enumerate(MEDQUAD, 1)) + "\n")
-    load_corpus(platform.store, platform.embedder, file, id_prefix=prefix, progress=False,
-                corpus=MEDICAL)
+    load_corpus(platform.store, ready_to_load(platform, MEDICAL), file, id_prefix=prefix,
+                progress=False, corpus=MEDICAL)
     docs = {i: f"{test_domain}:medquad_corpus:L{i}" for i in range(1, len(MEDQUAD) + 1)}
     chunks = [{"id": docs[i], "doc": docs[i], "text": a, "source": "medquad_corpus.jsonl",
                "title": q, "line": i} for i, (q, a, _) in enumerate(MEDQUAD, 1)]

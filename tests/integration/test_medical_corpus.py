@@ -20,6 +20,7 @@ from tests.doubles.scripted import ScriptedModel
 from textrag.baselines import RAG
 from textrag.corpora import MEDICAL, WIKIPEDIA
 from textrag.corpus import delete_passages, load_corpus
+from textrag.corpus_vectors import ready_to_load
 from textrag.setting import open_retriever, retriever_for
 
 pytestmark = pytest.mark.integration
@@ -42,9 +43,11 @@ def prefix(platform, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tag = f"test-corpora-{uuid.uuid4().hex[:8]}:"
     platform.store.apply_schema()
     try:
-        m = load_corpus(platform.store, platform.embedder, med, id_prefix=tag, corpus=MEDICAL,
-                        progress=False)
-        w = load_corpus(platform.store, platform.embedder, wiki, id_prefix=tag, progress=False)
+        # each corpus with the model its stored vectors were made by (a load refuses another)
+        m = load_corpus(platform.store, ready_to_load(platform, MEDICAL), med, id_prefix=tag,
+                        corpus=MEDICAL, progress=False)
+        w = load_corpus(platform.store, ready_to_load(platform, WIKIPEDIA), wiki,
+                        id_prefix=tag, progress=False)
         assert (m.written, w.written) == (4, 4)
         _await_indexed(platform, tag)
         yield tag

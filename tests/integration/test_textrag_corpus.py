@@ -15,6 +15,7 @@ import pytest
 
 from kgrag.types import Passage
 from textrag.corpus import LoadReport, default_corpus_path, delete_passages, load_corpus
+from textrag.corpus_vectors import corpus_embedder, ready_to_load
 from textrag.retrievers import (
     BM25Retriever,
     DenseRetriever,
@@ -55,7 +56,7 @@ def loaded(platform, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loade
     passages = [Passage.model_validate(json.loads(x)) for x in lines]
     prefix = f"test-textrag-{uuid.uuid4().hex[:8]}:"
     try:
-        first = load_corpus(platform.store, platform.embedder, file, id_prefix=prefix,
+        first = load_corpus(platform.store, ready_to_load(platform), file, id_prefix=prefix,
                             progress=False)
         yield Loaded(prefix, passages, file, first)
     finally:
@@ -78,8 +79,8 @@ def test_load_writes_every_valid_passage_and_reports_broken_lines(loaded: Loaded
 
 
 def test_reload_writes_nothing(platform, loaded: Loaded) -> None:
-    again = load_corpus(platform.store, platform.embedder, loaded.file, id_prefix=loaded.prefix,
-                        progress=False)
+    again = load_corpus(platform.store, ready_to_load(platform), loaded.file,
+                        id_prefix=loaded.prefix, progress=False)
     assert (again.written, again.nodes_created, again.skipped_existing) == (0, 0, N)
 
 
@@ -89,20 +90,20 @@ def test_changed_text_is_rewritten_in_place(platform, loaded: Loaded, tmp_path: 
     changed.write_text(json.dumps({"id": p.id, "title": p.title,
                                    "text": p.text + " Zyxwvut marker sentence."}) + "\n")
     try:
-        r = load_corpus(platform.store, platform.embedder, changed, id_prefix=loaded.prefix,
+        r = load_corpus(platform.store, ready_to_load(platform), changed, id_prefix=loaded.prefix,
                         progress=False)
         assert (r.written, r.nodes_created) == (1, 0)
         hits = BM25Retriever(platform.store).search("Zyxwvut", k=3)
         assert [h.passage.id for h in hits] == [loaded.prefix + p.id]
     finally:  # put the original back for the other tests
-        load_corpus(platform.store, platform.embedder, loaded.file, id_prefix=loaded.prefix,
+        load_corpus(platform.store, ready_to_load(platform), loaded.file, id_prefix=loaded.prefix,
                     progress=False, limit=N)
 
 
 @pytest.mark.parametrize("kind", ["bm25", "dense", "hybrid"])
 def test_retrievers_find_the_loaded_passages(platform, loaded: Loaded, kind: str) -> None:
     bm25 = BM25Retriever(platform.store)
-    dense = DenseRetriever(platform.store, platform.embedder)
+    dense = DenseRetriever(platform.store, corpus_embedder(platform))
     retriever = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}[kind]
     for i in SAMPLE:
         p = loaded.passages[i]
@@ -119,7 +120,7 @@ def test_retrievers_find_the_loaded_passages(platform, loaded: Loaded, kind: str
 def test_hostile_queries_neither_fail_nor_write(platform, loaded: Loaded, query: str) -> None:
     before = platform.store.read("textrag/count_passages")[0]
     bm25 = BM25Retriever(platform.store)
-    dense = DenseRetriever(platform.store, platform.embedder)
+    dense = DenseRetriever(platform.store, corpus_embedder(platform))
     for r in (bm25, dense, HybridRetriever([bm25, dense])):
         hits = r.search(query, k=5)
         assert len(hits) <= 5
@@ -141,7 +142,7 @@ def test_hybrid_is_the_rrf_of_its_parts_on_the_bench_queries(platform) -> None:
     # the ranking hybrid returns is exactly RRF over BM25's and dense's own top-20 lists
     titles = [r["title"] for r in platform.store.read("textrag/sample_titles", {"n": 10})]
     bm25 = BM25Retriever(platform.store)
-    dense = DenseRetriever(platform.store, platform.embedder)
+    dense = DenseRetriever(platform.store, corpus_embedder(platform))
     hybrid = HybridRetriever([bm25, dense], depth=20)
     for q in titles:
         parts = [[h.passage for h in r.search(q, 20)] for r in (bm25, dense)]

@@ -14,6 +14,7 @@ import pytest
 from kgrag.types import Question
 from textrag.baselines import FLARE, RAG
 from textrag.corpus import default_corpus_path, delete_passages, load_corpus
+from textrag.corpus_vectors import ready_to_load
 from textrag.retrievers import BM25Retriever, shared
 
 # Passage p2 of the corpus: "Janet Marie Waldo (…) was an American radio and voice
@@ -26,7 +27,7 @@ QUESTION = Question(id="slow-1", text="Which American voice actress voiced Judy 
 def passages(platform) -> Iterator[str]:
     prefix = f"test-textrag-slow-{uuid.uuid4().hex[:8]}:"
     try:
-        load_corpus(platform.store, platform.embedder, default_corpus_path(platform.settings),
+        load_corpus(platform.store, ready_to_load(platform), default_corpus_path(platform.settings),
                     limit=200, id_prefix=prefix, progress=False)
         yield prefix
     finally:
