@@ -240,7 +240,7 @@ def test_the_medical_load_writes_its_label_and_leaves_out_overlaps(tmp_path: Pat
         ("textrag/medical/merge_passages", "medquad:L4", "How to prevent Flu ?"),
         ("textrag/medical/merge_passages", "medquad:L6", "How is Flu spread ?"),
         ("textrag/medical/merge_passages", "medquad:L7", "Who gets Flu ?")]
-    assert store.reads == ["textrag/medical/passages_embedded"]
+    assert store.reads == ["vectors/get_record", "textrag/medical/passages_embedded"]
     assert "left out 4" in str(report)
 
 

@@ -52,11 +52,15 @@ def test_broken_lines_are_reported_by_number_and_skipped(tmp_path: Path, gz: boo
 class FakeStore:
     """Remembers written passages; `passages_embedded` answers from them."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str | None = None) -> None:
         self.stored: dict[str, dict[str, Any]] = {}
         self.writes = 0
+        self.model = model  # the model the corpus records for its vectors (None: none)
 
     def read(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if name == "vectors/get_record":
+            return [] if self.model is None else [
+                {"model": self.model, "complete": True, "previous": None}]
         assert name == "textrag/passages_embedded"
         return [{"id": r["id"]} for r in params["rows"]
                 if (s := self.stored.get(r["id"])) and (s["title"], s["text"]) ==
@@ -98,6 +102,17 @@ def test_load_embeds_only_what_is_missing_and_honours_limit(tmp_path: Path) -> N
     again = load_corpus(store, emb, path, progress=False, id_prefix="t:")  # type: ignore[arg-type]
     assert (again.read, again.written, again.skipped_existing) == (3, 1, 2)
     assert emb.texts[-1] == "no title is fine"
+
+
+def test_a_corpus_recorded_for_another_model_refuses_the_load(tmp_path: Path) -> None:
+    store, emb = FakeStore(model="bge-small-en-v1.5-q"), CountingEmbedder()
+    with pytest.raises(KgragError, match="made by bge-small-en-v1.5-q") as err:
+        load_corpus(store, emb, _write(tmp_path, gz=False), progress=False)  # type: ignore[arg-type]
+    assert "kgrag corpus embed" in str(err.value.hint)
+    assert (store.stored, emb.texts) == ({}, [])  # nothing embedded, nothing written
+    same = FakeStore(model=emb.name)
+    load_corpus(same, emb, _write(tmp_path, gz=False), progress=False)  # type: ignore[arg-type]
+    assert len(same.stored) == 3
 
 
 def test_missing_file_and_empty_prefix_are_errors(tmp_path: Path) -> None:
