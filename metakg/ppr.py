@@ -37,10 +37,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
+from kgrag.errors import DomainNotBuilt
 from kgrag.types import Passage
 
 if TYPE_CHECKING:
     from kgrag.store import GraphStore
+
+
+def require_facts(store: GraphStore, domain: str) -> None:
+    """`DomainNotBuilt` (naming the other domains) unless `domain`'s graph has facts."""
+    if not store.read("metakg/domain_status", {"domain": domain})[0]["facts"]:
+        known = [r["name"] for r in store.read("kg/domains")]
+        raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
+                             [k for k in known if k != domain])
 
 
 def personalized_pagerank(n: int, edges: Sequence[tuple[int, int, float]],

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from kgrag.errors import DomainNotBuilt
 from kgrag.types import Passage
 from metakg.hippo import HippoConfig, HippoGraph
 from metakg.hippo_index import check_facts
-from metakg.ppr import PassageIds
+from metakg.ppr import PassageIds, require_facts
 from textrag.corpora import CorpusSpec, corpus_for_domain
 from textrag.retrievers import BaseRetriever
 
@@ -69,11 +68,7 @@ def hippo_retriever(p: Platform, domain: str | None,
     from textrag.setting import open_retriever
 
     domain = domain or "wikipedia"
-    status = p.store.read("metakg/domain_status", {"domain": domain})[0]
-    if not status["facts"]:
-        known = [r["name"] for r in p.store.read("kg/domains")]
-        raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
-                             [k for k in known if k != domain])
+    require_facts(p.store, domain)
     corpus = corpus_for_domain(domain)
     check_facts(p.store, domain, corpus_embedder(p, corpus).name)
     ids = PassageIds(corpus.graph_document_prefix(domain), corpus.passage_prefix)

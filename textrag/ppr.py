@@ -33,10 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kgrag.errors import DomainNotBuilt
 from kgrag.method import Answer, Trace
 from kgrag.types import Passage, Question
-from metakg.ppr import GraphPPR, PassageIds, PPRConfig
+from metakg.ppr import GraphPPR, PassageIds, PPRConfig, require_facts
 from metakg.seeds import EntityMatcher, spacy_tagger, store_matcher
 from textrag.baselines import RAG, IRCoT
 from textrag.corpora import corpus_for_domain
@@ -112,11 +111,7 @@ def ppr_retriever(p: Platform, domain: str | None, *, fused: bool = True,
     from textrag.setting import open_retriever
 
     domain = domain or "wikipedia"
-    status = p.store.read("metakg/domain_status", {"domain": domain})[0]
-    if not status["facts"]:
-        known = [r["name"] for r in p.store.read("kg/domains")]
-        raise DomainNotBuilt(domain, "has no facts (kg-ppr needs its graph)",
-                             [k for k in known if k != domain])
+    require_facts(p.store, domain)
     # the domain's own corpus (medical → MedQuAD answers, wikipedia, commonsense and legal
     # → Wikipedia, any other → its chunks), for the graph's passages and the fused text
     # rankings alike
