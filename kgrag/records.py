@@ -116,11 +116,13 @@ class MmluRecord(QuestionRecord):
 
 
 class MedQuadRecord(QuestionRecord):
-    """MedQuAD: `{"qid", "qtype", "question", "answer", "focus", "source", "url", ...}`."""
+    """MedQuAD: `{"qid", "qtype", "question", "answer", "focus", "source", "url", ...}`,
+    with optional `supporting_titles` (as `OpenQARecord`)."""
 
     qid: str | None = None
     question: str
     answer: str = Field(min_length=1)
+    supporting_titles: list[str] = Field(default_factory=list)
     qtype: str | None = None
     focus: str | None = None
     source: str | None = None
@@ -132,7 +134,8 @@ class MedQuadRecord(QuestionRecord):
         meta = {f: v for f in fields if (v := getattr(self, f))}
         return Question(id=self.qid or ctx.fallback_id(), text=self.question.strip(),
                         dataset=ctx.dataset, domain=ctx.domain, kind="open_ended",
-                        answers=[self.answer.strip()], meta=meta)
+                        answers=[self.answer.strip()], meta=meta,
+                        supporting=_titles(self.supporting_titles))
 
 
 class MultiHopRecord(QuestionRecord):
@@ -182,11 +185,21 @@ class MultiHopRecord(QuestionRecord):
 
 
 class OpenQARecord(QuestionRecord):
-    """NQ-open: `{"question", "answer": [...]}` (a single answer string is accepted too)."""
+    """NQ-open: `{"question", "answer": [...]}` (a single answer string is accepted too).
+
+    A question file of one's own may add `supporting_titles`: the titles of the passages
+    that answer it (a heading path such as `Guide > Setup`, a record's title, or a file's
+    name), which `kgrag corpus recall` looks for in the top k.
+
+    >>> OpenQARecord(question="q", answer="a", supporting_titles=["Guide "]).to_question(
+    ...     RecordContext("mine", "mydocs", 1)).supporting
+    ['Guide']
+    """
 
     id: str | None = None
     question: str
     answer: list[str] | str
+    supporting_titles: list[str] = Field(default_factory=list)
 
     def to_question(self, ctx: RecordContext) -> Question:
         answers = [self.answer] if isinstance(self.answer, str) else self.answer
@@ -195,11 +208,16 @@ class OpenQARecord(QuestionRecord):
             raise ValueError("no non-empty gold answer")
         return Question(id=self.id or ctx.fallback_id(), text=self.question.strip(),
                         dataset=ctx.dataset, domain=ctx.domain, kind="short_answer",
-                        answers=answers)
+                        answers=answers, supporting=_titles(self.supporting_titles))
 
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i))
+
+
+def _titles(items: list[str]) -> list[str]:
+    """Supporting titles as given, stripped, without blanks and repeats."""
+    return _unique([" ".join(t.split()) for t in items])
 
 
 @dataclass(frozen=True)

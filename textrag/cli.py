@@ -3,7 +3,7 @@
     kgrag corpus load [--domain medical] [--file F] [--limit N] [--batch-size B]
     kgrag corpus stats [--domain medical]
     kgrag corpus embed --model bge-small-en-v1.5-q [--domain medical]
-    kgrag corpus recall [--dataset 2wiki] [--json]
+    kgrag corpus recall [--dataset 2wiki|FILE] [--domain D] [--json]
     kgrag corpus bench [--queries 100] [--load-sample 1000]
     kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
     kgrag bench seakr [--runs 3] [--k 20]
@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kgrag.commands import cli_group, console, group, platform_for
-from kgrag.errors import DomainNotBuilt
+from kgrag.errors import DomainNotBuilt, KgragError
 
 if TYPE_CHECKING:
     from kgrag.platform import Platform
     from textrag.corpora import CorpusSpec
+    from textrag.retrieval import Retriever
     from textrag.seakr.calibrate import SeakrCalibration
 
 corpus_app = cli_group("Load and inspect the passage corpus of the text methods.")
@@ -98,7 +99,6 @@ def _index_domain(p: Platform, domain: str, file: Path | None) -> None:
     """`corpus load --domain D` for a domain of one's own: its graph's chunks become its
     passages (a graph built before they were, or imported)."""
     from kg_builder.passages import index_graph_chunks
-    from kgrag.errors import KgragError
 
     if file is not None:
         raise KgragError(f"{domain!r} is a domain of your own: its passages are its "
@@ -205,7 +205,10 @@ def corpus_bench(
 
 @corpus_app.command("recall")
 def corpus_recall(
-    dataset: Annotated[str, typer.Option(help="Question file or name (hotpotqa, 2wiki).")
+    dataset: Annotated[str, typer.Option(help="Question file or name (hotpotqa, 2wiki); "
+                                         "its questions name their supporting passages "
+                                         "(HotpotQA's supporting facts, or "
+                                         "`supporting_titles` in a file of one's own).")
                        ] = "hotpotqa",
     n: Annotated[int | None, typer.Option(help="First N questions.")] = 300,
     k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "1,3,5,10",
@@ -215,72 +218,100 @@ def corpus_recall(
                                             "entity keys, fused with bm25 and dense), ppr "
                                             "(that graph ranking alone).")
                           ] = "bm25,dense,hybrid",
-    domain: Annotated[str, typer.Option(help="Graph of kg-ppr and ppr.")] = "wikipedia",
+    domain: Annotated[str, typer.Option(help="The domain whose passages are searched "
+                                        "(wikipedia: the Wikipedia corpus; any domain "
+                                        "built with `kgrag build`: its chunks), and the "
+                                        "graph of kg-ppr and ppr.")] = "wikipedia",
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object: "
                                            '{"questions": N, "recall": {retriever: {"all": '
                                            '{k: share}, "mean": {k: share}}}}.')] = False,
 ) -> None:
-    """How often the gold supporting paragraphs and the answer are in the top k, per
-    retriever, over the corpus in Neo4j (no LLM); paired tests between retrievers at 5
-    (or the largest k below it)."""
+    """How often the gold supporting passages and the answer are in the top k, per
+    retriever, over the domain's passages in Neo4j (no LLM); paired tests between
+    retrievers at 5 (or the largest k below it)."""
     import json
 
     from kgrag.datasets import load_dataset
-    from kgrag.errors import KgragError
     from kgrag.platform import Platform
-    from textrag.corpora import WIKIPEDIA
-    from textrag.corpus_vectors import corpus_embedder
+    from textrag.corpora import corpus_for_domain
     from textrag.recall import (
+        EXACT,
+        TitleMatcher,
         measure_recall,
         paired_table,
         paired_tests,
         recall_json,
         recall_table,
     )
-    from textrag.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+    from textrag.retrievers import DenseRetriever
 
+    ks = _cut_offs(k)
+    chosen = [r.strip() for r in retrievers.split(",") if r.strip()]
+    p = Platform()
+    corpus = corpus_for_domain(domain)
+    known = _recall_retrievers(p, domain, chosen)
+    questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
+    supported = sum(bool(q.supporting) for q in questions)
+    if not supported:
+        raise KgragError(f"none of the {len(questions)} questions of {dataset} names the "
+                         "passages that support it, so there is no recall to measure",
+                         hint='give each question "supporting_titles": [...] (the titles '
+                         "or heading paths of its passages, or its file's name)")
+    for r in chosen:  # warm-up: driver pool, query plans, model threads
+        known[r].search("warm-up query about a film director", 1)
+    match = TitleMatcher.for_domain(domain) if corpus.is_chunks else EXACT
+    rows = measure_recall(questions, {r: known[r] for r in chosen}, ks, progress=True,
+                          match=match)
+    if json_out:
+        print(json.dumps(recall_json(rows)))
+        return
+    count = p.store.read(corpus.statement("count_passages"), corpus.params)[0]["passages"]
+    console.print(f"{count:,} passages of {corpus.name}; {len(questions)} questions of "
+                  f"{dataset} ({supported} name their supporting passages)"
+                  + (f"; dense queries embedded by {dense.embedder.name}"
+                     if isinstance(dense := known.get("dense"), DenseRetriever) else ""))
+    console.print("\n".join(recall_table(rows)))
+    k_test = max([x for x in ks if x <= 5] or ks)
+    if len(chosen) > 1:
+        console.print("\n".join(paired_table(paired_tests(rows, k_test))))
+
+
+def _cut_offs(k: str) -> list[int]:
+    """`--k 1,3,5` as whole numbers of at least 1."""
     try:
         ks = [int(x) for x in k.split(",") if x.strip()]
     except ValueError:
         raise KgragError(f"--k takes whole numbers, got {k!r}", hint="e.g. --k 1,3,5") from None
     if not ks or min(ks) < 1:
         raise KgragError(f"--k takes cut-offs of at least 1, got {k!r}", hint="e.g. --k 1,3,5")
-    p = Platform()
-    row = p.store.read(WIKIPEDIA.statement("count_passages"))[0]
-    if not row["passages"]:
-        raise KgragError("the passage corpus is not loaded", hint="run `kgrag corpus load`")
-    bm25 = BM25Retriever(p.store)
-    dense = DenseRetriever(p.store, corpus_embedder(p, WIKIPEDIA))
-    known = {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
-    chosen = [r.strip() for r in retrievers.split(",") if r.strip()]
-    graph_rows = ("kg-ppr", "kg-ppr-keys", "ppr")
-    unknown = [r for r in chosen if r not in {*known, *graph_rows}]
+    return ks
+
+
+def _recall_retrievers(p: Platform, domain: str, chosen: list[str]) -> dict[str, Retriever]:
+    """The retrievers `chosen` over `domain`'s passages; a domain without passages is
+    `DomainNotBuilt` (naming the build command), an unknown name a clear error."""
+    from textrag.retrievers import HybridRetriever
+    from textrag.setting import open_retriever
+
+    text_rows, graph_rows = ("bm25", "dense", "hybrid"), ("kg-ppr", "kg-ppr-keys", "ppr")
+    unknown = [r for r in chosen if r not in {*text_rows, *graph_rows}]
     if unknown or not chosen:
         raise KgragError(f"unknown retrievers: {', '.join(unknown) or '(none given)'}",
                          hint="choose among bm25, dense, hybrid, kg-ppr, kg-ppr-keys, ppr")
+    known: dict[str, Retriever] = {"bm25": open_retriever(p, "bm25", domain)}
+    if {"dense", "hybrid"} & set(chosen):
+        known["dense"] = open_retriever(p, "dense", domain)
+        known["hybrid"] = HybridRetriever([known["bm25"], known["dense"]])
     if "kg-ppr" in chosen:
         from textrag.hippo import hippo_retriever
 
         known["kg-ppr"] = hippo_retriever(p, domain)
-    if {"kg-ppr-keys", "ppr"} & set(chosen):
-        from textrag.ppr import ppr_retriever
+    for name in ("kg-ppr-keys", "ppr"):
+        if name in chosen:
+            from textrag.ppr import ppr_retriever
 
-        for name in ("kg-ppr-keys", "ppr"):
-            if name in chosen:
-                known[name] = ppr_retriever(p, domain, fused=name == "kg-ppr-keys")
-    questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
-    for r in chosen:  # warm-up: driver pool, query plans, model threads
-        known[r].search("warm-up query about a film director", 1)
-    rows = measure_recall(questions, {r: known[r] for r in chosen}, ks, progress=True)
-    if json_out:
-        print(json.dumps(recall_json(rows)))
-        return
-    console.print(f"{row['passages']:,} passages; {len(questions)} questions of {dataset}; "
-                  f"dense queries embedded by {dense.embedder.name}")
-    console.print("\n".join(recall_table(rows)))
-    k_test = max([x for x in ks if x <= 5] or ks)
-    if len(chosen) > 1:
-        console.print("\n".join(paired_table(paired_tests(rows, k_test))))
+            known[name] = ppr_retriever(p, domain, fused=name == "kg-ppr-keys")
+    return known
 
 
 @calibrate_app.command("seakr")

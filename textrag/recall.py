@@ -19,6 +19,12 @@ Per retriever and k:
 - the median search time (dense and hybrid include embedding the question).
 Questions without supporting titles count only for `answer`.
 
+A supporting title names a Wikipedia paragraph exactly. Over a domain's own passages
+(`TitleMatcher.for_domain`) it names a document or a section of one: a passage matches
+when the title is its heading path or a leading part of it (`Guide` and `Guide > Setup`
+both match a passage under `Guide > Setup`), or its file's name without the extension;
+case and spacing are folded.
+
     rows = measure_recall(questions, {"bm25": BM25Retriever(store)}, ks=(5,))
     rows[0].support_all, recall_json(rows)["recall"]["bm25"]["mean"]["5"]
 
@@ -39,7 +45,7 @@ from tqdm import tqdm
 
 from kgrag.normalize import normalize_answer
 from kgrag.stats import mcnemar, paired_bootstrap
-from kgrag.types import Question
+from kgrag.types import Passage, Question
 from textrag.retrieval import Retrieved, Retriever
 
 
@@ -59,8 +65,45 @@ class RecallRow:
     shares: tuple[float, ...] = field(default=(), repr=False)
 
 
-def _titles(hits: Sequence[Retrieved], k: int) -> set[str]:
-    return {h.passage.title for h in hits[:k]}
+@dataclass(frozen=True)
+class TitleMatcher:
+    """Which supporting titles a passage answers to (module docstring): its title alone
+    (the default, Wikipedia), or, for `domain`'s chunk passages, its heading path, each
+    leading part of it and its file's stem, case and spacing folded.
+
+    >>> m = TitleMatcher.for_domain("mydocs")
+    >>> p = Passage(id="mydocs:notes:L3", title="Guide > Set up", text="-")
+    >>> sorted(m.of(p)), m.key(" guide ")
+    (['guide', 'guide > set up', 'notes'], 'guide')
+    """
+
+    domain: str = ""  # a domain's chunk passages: folded titles, heading paths, file stems
+
+    @classmethod
+    def for_domain(cls, domain: str) -> TitleMatcher:
+        return cls(domain=domain)
+
+    def key(self, title: str) -> str:
+        """A supporting title as it is compared."""
+        return " ".join(title.casefold().split()) if self.domain else title
+
+    def of(self, passage: Passage) -> set[str]:
+        """The supporting titles `passage` matches (as `key` folds them)."""
+        if not self.domain:
+            return {passage.title}
+        parts = [self.key(h) for h in passage.title.split(" > ")]
+        out = {" > ".join(parts[:i]) for i in range(1, len(parts) + 1)} - {""}
+        prefix = f"{self.domain}:"
+        if passage.id.startswith(prefix):  # `<domain>:<file stem>:<line or record>`
+            out.add(self.key(passage.id[len(prefix):].split(":", 1)[0]))
+        return out
+
+
+EXACT = TitleMatcher()
+
+
+def _titles(hits: Sequence[Retrieved], k: int, match: TitleMatcher = EXACT) -> set[str]:
+    return set().union(*(match.of(h.passage) for h in hits[:k]))
 
 
 def _has_answer(answers: Sequence[str], hits: Sequence[Retrieved]) -> bool:
@@ -69,10 +112,11 @@ def _has_answer(answers: Sequence[str], hits: Sequence[Retrieved]) -> bool:
 
 
 def measure_recall(questions: Sequence[Question], retrievers: Mapping[str, Retriever],
-                   ks: Sequence[int] = (1, 3, 5, 10), progress: bool = False
-                   ) -> list[RecallRow]:
+                   ks: Sequence[int] = (1, 3, 5, 10), progress: bool = False,
+                   match: TitleMatcher = EXACT) -> list[RecallRow]:
     """One row per (retriever, k); each question is searched once per retriever with the
-    largest k, and the smaller cut-offs read its prefix."""
+    largest k, and the smaller cut-offs read its prefix. `match` says which supporting
+    titles a passage answers to."""
     if not questions:
         raise ValueError("no questions to measure recall on")
     ks = sorted(set(ks))
@@ -84,15 +128,15 @@ def measure_recall(questions: Sequence[Question], retrievers: Mapping[str, Retri
             start = time.perf_counter()
             found.append(retriever.search(q.text, ks[-1]))
             seconds.append(time.perf_counter() - start)
-        supported = [(q, hits) for q, hits in zip(questions, found, strict=True)
-                     if q.supporting]
+        supported = [({match.key(t) for t in q.supporting}, hits)
+                     for q, hits in zip(questions, found, strict=True) if q.supporting]
         for k in ks:
-            all_found = tuple(set(q.supporting) <= _titles(h, k) for q, h in supported)
-            shares = tuple(len(set(q.supporting) & _titles(h, k)) / len(set(q.supporting))
-                           for q, h in supported)
+            all_found = tuple(gold <= _titles(h, k, match) for gold, h in supported)
+            shares = tuple(len(gold & _titles(h, k, match)) / len(gold)
+                           for gold, h in supported)
             rows.append(RecallRow(
                 retriever=name, k=k, n=len(questions), n_supported=len(supported),
-                support_any=(sum(bool(_titles(h, k) & set(q.supporting)) for q, h in supported)
+                support_any=(sum(bool(_titles(h, k, match) & gold) for gold, h in supported)
                              / len(supported)) if supported else 0.0,
                 support_all=sum(all_found) / len(supported) if supported else 0.0,
                 answer=sum(_has_answer(q.answers, h[:k]) for q, h in

@@ -67,3 +67,26 @@ def test_mean_recall_json_and_paired_tests() -> None:
     assert (t.a, t.b, t.all_diff, t.mean_diff) == ("half", "both", -1.0, -0.5)
     assert t.all_p == 0.125  # McNemar exact, 4 discordant questions all one way
     assert paired_table([t])[2].startswith("| half | both | 2 | -100.0 | 0.125 | -50.0 |")
+
+
+def test_a_domain_title_matches_its_heading_path_or_file_case_folded() -> None:
+    """Over a domain's passages a supporting title names a section (any leading part of
+    the heading path) or a file; a heading deeper in the path alone does not match."""
+    from textrag.recall import TitleMatcher
+
+    questions = [Question(id="1", text="q", answers=["-"], supporting=["guide > SETUP"]),
+                 Question(id="2", text="q", answers=["-"], supporting=["Guide"]),
+                 Question(id="3", text="q", answers=["-"], supporting=["Setup"]),
+                 Question(id="4", text="q", answers=["-"], supporting=["notes"])]
+
+    class One:
+        setting: Setting = "open"
+
+        def search(self, query: str, k: int) -> list[Retrieved]:
+            return [Retrieved(Passage(id="d:notes:L3", title="Guide > Setup", text="-"), 1, 1)]
+
+    rows = measure_recall(questions, {"one": One()}, ks=(1,),
+                          match=TitleMatcher.for_domain("d"))
+    assert rows[0].all_found == (True, True, False, True)
+    exact = measure_recall(questions, {"one": One()}, ks=(1,))
+    assert exact[0].all_found == (False, False, False, False)
