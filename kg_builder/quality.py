@@ -26,7 +26,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,6 @@ from pydantic import BaseModel, Field, ValidationError
 from kg_builder.fingerprint import GraphFingerprint, graph_fingerprint
 from kg_builder.jobs import list_jobs
 from kg_builder.resolution import resolution_rows
-from kg_builder.resolve import UnionFind
 from kgrag.errors import DomainNotBuilt
 
 if TYPE_CHECKING:
@@ -69,18 +68,33 @@ class QualityReport(BaseModel):
 
 def components(keys: Iterable[str], edges: Iterable[tuple[str, str]]) -> list[int]:
     """Sizes of the connected components of an undirected graph, largest first (the
-    union-find of entity resolution, over key indices).
+    union-find of entity resolution, over key indices). `edges` is read once, as it
+    comes: only the key index and the union-find are kept.
 
     >>> components("abcde", [("a", "b"), ("b", "c"), ("d", "d")])
     [3, 1, 1]
     """
     index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
-    pairs = [(index.setdefault(h, len(index)), index.setdefault(t, len(index)))
-             for h, t in edges]
-    uf = UnionFind(len(index))
-    for a, b in pairs:
-        uf.union(a, b)
-    return sorted(Counter(uf.find(i) for i in range(len(index))).values(), reverse=True)
+    parent = list(range(len(index)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]  # path halving
+            i = parent[i]
+        return i
+
+    def node(key: str) -> int:
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(parent)
+            parent.append(i)
+        return i
+
+    for h, t in edges:
+        a, b = find(node(h)), find(node(t))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return sorted(Counter(find(i) for i in range(len(parent))).values(), reverse=True)
 
 
 class GraphStructure(BaseModel):
@@ -104,13 +118,20 @@ class CachedReport(BaseModel):
 
 def graph_structure(p: Platform, domain: str) -> GraphStructure:
     """Components and the relation mix of `domain`, from all its facts (`kg/edges`)."""
-    facts = p.store.read("kg/edges", {"domain": domain})
-    sizes = components([], ((f["h"], f["t"]) for f in facts))
+    kinds: Counter[str] = Counter()
+    extractors: Counter[str] = Counter()
+
+    def pairs() -> Iterator[tuple[str, str]]:
+        for f in p.store.stream("kg/edges", {"domain": domain}):  # one pass, streamed
+            kinds[str(f["k"])] += 1
+            extractors[str(f.get("x") or "llm")] += 1
+            yield f["h"], f["t"]
+
+    sizes = components([], pairs())
     return GraphStructure(
         components=len(sizes), largest_component=sizes[0] if sizes else 0,
-        relation_kinds=dict(Counter(str(f["k"]) for f in facts).most_common()),
-        relations_by_extractor=dict(Counter(str(f.get("x") or "llm") for f in facts)
-                                    .most_common()))
+        relation_kinds=dict(kinds.most_common()),
+        relations_by_extractor=dict(extractors.most_common()))
 
 
 def cache_path(home: Path, domain: str) -> Path:

@@ -148,6 +148,29 @@ class GraphStore:
         """Run the named statement in a read transaction (routes to followers on a cluster)."""
         return self._execute(name, self._load(name), dict(params or {}), write=False)[0]
 
+    def stream(self, name: str, params: Mapping[str, Any] | None = None,
+               *, fetch_size: int = 10_000) -> Iterator[dict[str, Any]]:
+        """Yield the records of a read statement one at a time, fetched `fetch_size` at a
+        time: constant memory for statements that return every fact of a large graph
+        (`read` holds them all; 640,000 facts took over 4 GB that way)."""
+        start = time.perf_counter()
+        try:
+            with self._driver.session(database=self.database, fetch_size=fetch_size,
+                                      default_access_mode=neo4j.READ_ACCESS) as session:
+                result = session.run(neo4j.Query(self._load(name)),  # type: ignore[arg-type]
+                                     dict(params or {}))
+                for record in result:
+                    yield record.data()
+        except (ServiceUnavailable, SessionExpired) as e:
+            raise Neo4jUnavailable(f"Neo4j at {self.uri} is not reachable",
+                                   hint="start it with `kgrag neo4j start`, then re-run") from e
+        except Neo4jError as e:
+            raise KgragError(f"Cypher statement {name!r} failed: {e.message}") from e
+        finally:
+            self.stats.queries += 1
+            self.stats.seconds += time.perf_counter() - start
+            self.stats.by_name[name] = self.stats.by_name.get(name, 0) + 1
+
     def write_batches(
         self,
         name: str,

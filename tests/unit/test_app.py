@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,9 @@ class FakeStore:
         return self.rows.get(name, [])
 
     run = read
+
+    def stream(self, name: str, params: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        yield from self.read(name, params)
 
     def close(self) -> None:
         pass

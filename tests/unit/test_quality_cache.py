@@ -7,6 +7,7 @@ statements it is asked."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ class CountingStore:
             assert self.gate.wait(10)
         self.asked.append(name)
         return [dict(r) for r in self.rows.get(name, [])]
+
+    def stream(self, name: str, params: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        yield from self.read(name, params)
 
 
 @pytest.fixture()
