@@ -57,7 +57,7 @@ def embedding_text(row: dict[str, Any]) -> str:
     return f"{row['title']}: {row['text']}" if row["title"] else str(row["text"])
 
 
-def index_passages(store: GraphStore, embedder: Embedder, domain: str,
+def index_passages(store: GraphStore, embedder: Embedder | None, domain: str,
                    chunks: Sequence[Chunk], *, batch_size: int = 128, progress: bool = True,
                    prune: bool = True) -> PassageReport:
     """Write `chunks` as `domain`'s passages (module docstring). `prune`: delete the
@@ -66,13 +66,30 @@ def index_passages(store: GraphStore, embedder: Embedder, domain: str,
                       batch_size=batch_size, progress=progress, prune=prune)
 
 
-def index_rows(store: GraphStore, embedder: Embedder, domain: str,
+def index_rows(store: GraphStore, embedder: Embedder | None, domain: str,
                rows: Sequence[dict[str, Any]], *, batch_size: int = 128,
                progress: bool = True, prune: bool = False) -> PassageReport:
-    """Write passage rows {id, title, text, source, line} of `domain` with their vectors."""
+    """Write passage rows {id, title, text, source, line} of `domain` with their vectors
+    (`embedder` None: without vectors, for BM25 alone)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     report = PassageReport(domain, chunks=len(rows))
+    if embedder is None:
+        _write_texts(store, domain, rows, report, batch_size)
+    else:
+        _write_embedded(store, embedder, domain, rows, report, batch_size, progress)
+    if prune and rows:
+        got = store.run("kg/delete_stale_passages", {
+            "domain": domain, "sources": sorted({str(r["source"]) for r in rows}),
+            "keep": [r["id"] for r in rows]})
+        report.removed = int(got[0]["deleted"]) if got else 0
+    return report
+
+
+def _write_embedded(store: GraphStore, embedder: Embedder, domain: str,
+                    rows: Sequence[dict[str, Any]], report: PassageReport, batch_size: int,
+                    progress: bool) -> None:
+    """`index_rows` with vectors: rows stored unchanged with a vector are skipped."""
     token = corpus_token(domain)
     _record_model(store, domain, embedder.name)
     bar = tqdm(total=len(rows), unit="passage", desc=f"passages {domain}",
@@ -95,12 +112,16 @@ def index_rows(store: GraphStore, embedder: Embedder, domain: str,
             bar.update(len(batch))
     finally:
         bar.close()
-    if prune and rows:
-        got = store.run("kg/delete_stale_passages", {
-            "domain": domain, "sources": sorted({str(r["source"]) for r in rows}),
-            "keep": [r["id"] for r in rows]})
-        report.removed = int(got[0]["deleted"]) if got else 0
-    return report
+
+
+def _write_texts(store: GraphStore, domain: str, rows: Sequence[dict[str, Any]],
+                 report: PassageReport, batch_size: int) -> None:
+    """`index_rows` without vectors: every row is written (nothing to skip)."""
+    payload = [{**r, "title": r["title"] or ""} for r in rows]
+    for n, _ in store.write_batches("kg/merge_chunk_passages_text", payload,
+                                    batch_size=batch_size,
+                                    extra={"domain": domain, "corpus": corpus_token(domain)}):
+        report.written += n
 
 
 def _record_model(store: GraphStore, domain: str, model: str) -> None:

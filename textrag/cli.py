@@ -7,6 +7,7 @@
     kgrag corpus bench [--queries 100] [--load-sample 1000]
     kgrag calibrate seakr [--model M] [--n 300] [--out FILE]
     kgrag bench seakr [--runs 3] [--k 20]
+    kgrag bench chunks --source DOCS --dataset QUESTIONS [--sizes 100,150,200,400]
 
 The root CLI (kgrag/cli.py) calls `register(app)` through the `kgrag.commands` entry point.
 """
@@ -38,6 +39,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(calibrate_app, name="calibrate")
     group(app, "bench").command("seakr")(bench_seakr)
+    group(app, "bench").command("chunks")(bench_chunks)
     group(app, "graph").command("hippo")(graph_hippo)
 
 
@@ -48,6 +50,42 @@ def bench_seakr(model: Annotated[str | None, typer.Option()] = None, runs: int =
     from textrag.seakr.bench import bench_seakr as run
 
     run(platform_for(model), console, runs, k, sequential)
+
+
+def bench_chunks(
+    source: Annotated[Path, typer.Option(help="Documents (.md, .txt or .jsonl, as `kgrag "
+                                         "build --source` reads them).")],
+    dataset: Annotated[str, typer.Option(help="Question file whose lines carry "
+                                         "`supporting_titles` (heading paths, file names).")],
+    sizes: Annotated[str, typer.Option(help="Words per passage at most, comma-separated.")
+                     ] = "100,150,200,400",
+    retrievers: Annotated[str, typer.Option(help="Of bm25, dense, hybrid (dense embeds "
+                                            "every size's passages with the passage "
+                                            "embedder).")] = "bm25",
+    k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "5",
+    n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
+) -> None:
+    """Recall at each passage size: the documents chunked into a throw-away domain per
+    size, searched with the questions, the passages deleted again (no LLM call)."""
+    import os
+
+    from kgrag.datasets import load_dataset
+    from kgrag.platform import Platform
+    from textrag.chunk_bench import bench_chunk_sizes, chunk_table
+
+    ks = _cut_offs(k)
+    words = _cut_offs(sizes)
+    p = Platform()
+    questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
+    kinds = [r.strip() for r in retrievers.split(",") if r.strip()]
+    console.print(f"load average {os.getloadavg()[0]:.2f}; {len(questions)} questions of "
+                  f"{dataset}; "
+                  f"{source.name} at {', '.join(map(str, words))} words per passage"
+                  + (f"; passages embedded by {p.passage_embedder.name}"
+                     if {"dense", "hybrid"} & set(kinds) else ""))
+    rows = bench_chunk_sizes(p, source, questions, words, kinds, ks)
+    console.print("\n".join(chunk_table(rows, ks)))
+    console.print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 DomainOption = Annotated[str | None, typer.Option(

@@ -104,3 +104,25 @@ def test_questions_without_supporting_titles_say_so(platform, built, tmp_path, m
     assert isinstance(got.exception, KgragError), got.output
     assert "none of the 4 questions" in str(got.exception)
     assert "supporting_titles" in str(got.exception)
+
+
+def test_bench_chunks_measures_each_size_and_deletes_its_passages(platform, test_domain
+                                                                  ) -> None:  # type: ignore[no-untyped-def]
+    from kgrag.types import Question
+    from textrag.chunk_bench import bench_chunk_sizes, bench_domain
+
+    questions = [Question(id=str(q["id"]), text=str(q["question"]), answers=["-"],
+                          supporting=list(q["supporting_titles"]))  # type: ignore[call-overload]
+                 for q in QUESTIONS[:2]]
+    rows = bench_chunk_sizes(platform, ROOT / "tests" / "data" / "mydocs" / "observatory.md",
+                             questions, sizes=(20, 400), ks=(1, 10), progress=False,
+                             prefix=test_domain)
+    small, large = rows
+    # 400 words: one passage per heading (4); 20 words: the longer paragraphs alone
+    assert (small.size, large.size, large.passages) == (20, 400, 4)
+    assert small.passages > large.passages and small.mean_words <= 20
+    assert large.recall["bm25"][10] == small.recall["bm25"][10] == 1.0
+    for size in (20, 400):
+        count = platform.store.read("textrag/chunks/count_passages",
+                                    {"domain": bench_domain(size, test_domain)})[0]
+        assert count["passages"] == 0
