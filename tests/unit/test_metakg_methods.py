@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from kgrag.answers import reply_answer
 from kgrag.errors import KgragError
 from kgrag.types import Choice, Prediction, Question
 from metakg.config import Ablation, MetaKGConfig
@@ -382,3 +383,15 @@ def test_reasoning_without_its_answer_line_gets_the_forced_completion() -> None:
     assert user.rstrip().endswith("So the answer is:")
     done = ScriptedModel([CONCEPTS_FOX, "I think so.\nSo the answer is: den"])
     assert KGVanilla(done, backend(), "woods").answer(QUESTION).usage.llm_calls == 2
+
+
+def test_a_short_answer_that_runs_on_into_a_description_is_asked_for_again() -> None:
+    """Ours: an EM/F1 answer line of more than eight words is completed again by the
+    forced call; a short one stays, with no extra call."""
+    long_line = "The answer is: a den, a hole that foxes dig under trees to raise their cubs"
+    model = ScriptedModel([CONCEPTS_FOX, long_line, " a den\n"])
+    pred = KGVanilla(model, backend(), "woods").answer(QUESTION)
+    assert reply_answer(pred.answer) == "a den" and pred.usage.llm_calls == 3
+    assert only(pred, "answer")["forced"] is True
+    short = ScriptedModel([CONCEPTS_FOX, "The answer is: a den under a tree"])
+    assert KGVanilla(short, backend(), "woods").answer(QUESTION).usage.llm_calls == 2
