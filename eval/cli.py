@@ -72,7 +72,8 @@ def eval_(
              "rotate (cyclic permutations averaged), prior (PriDe; `kgrag reader "
              "prior`) or prompt-prior (PriDe with each answer prompt's own prior; "
              "`kgrag reader prior --prompt answer_choose`). Default: the configured "
-             "one (none).")] = None,
+             "one (none), or prompt-prior on a dataset with shipped priors (csqa, "
+             "medqa, mmlu-law).")] = None,
     rotations: Annotated[int | None, typer.Option(
         min=0, help="Passes for --bias rotate (0: one per option).")] = None,
 ) -> None:
@@ -81,12 +82,31 @@ def eval_(
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     p = platform_for(model)
-    _set_reader(p, bias, rotations)
+    _set_reader(p, bias or _published_bias(p, dataset, rotations), rotations)
     run_dir = out or Path("runs") / f"{Path(dataset).stem}-{n or 'all'}"
     run_eval(p, dataset, names, n=n, out=run_dir, domain=domain, force=force,
              redo_errors=redo_errors, replay=replay, explanations=explanations)
     console.print(f"predictions in {run_dir / 'predictions.jsonl'}; "
                   f"score with `kgrag score {run_dir}`")
+
+
+def _published_bias(p: Platform, dataset: str, rotations: int | None) -> str | None:
+    """The published runs' correction (`prompt-prior`, with the shipped priors) for a
+    dataset that has priors of this model, unless a bias is configured (kgrag.toml,
+    KGRAG_READER__BIAS) or rotations are asked for; a file `csqa.jsonl` is CommonsenseQA."""
+    from kgrag.datasets import DATASETS
+    from kgrag.reader import published_bias
+
+    if rotations is not None or "bias" in p.settings.reader.model_fields_set:
+        return None
+    name = dataset if dataset in DATASETS else Path(dataset).name.split(".")[0]
+    bias = published_bias(p.reader_config().prior_dir or p.settings.home / "priors",
+                          p.chat_name, name)
+    if bias:
+        console.print(f"multiple choice: position priors of {p.chat_name} on {name} "
+                      f"divided out (--bias {bias}, the published setting; --bias none "
+                      "turns it off)")
+    return bias
 
 
 def _set_reader(p: Platform, bias: str | None, rotations: int | None) -> None:

@@ -473,18 +473,18 @@ def keep_prior(p: Platform, out: Path, dataset: str, force: bool) -> None:
     forced."""
     get = getattr(p, "reader_config", None)  # a platform without a reader: no prior
     reader = get() if get else None
-    from kgrag.reader import CLOSED_BOOK_PROMPT, PRIOR_BIASES, prior_path
+    from kgrag.reader import CLOSED_BOOK_PROMPT, PRIOR_BIASES, find_prior
 
     if reader is None or reader.bias not in PRIOR_BIASES or reader.prior_dir is None:
         return
-    _keep_beside(prior_path(reader.prior_dir, p.chat_model.name, dataset),
+    _keep_beside(find_prior(reader.prior_dir, p.chat_model.name, dataset),
                  out / "prior.json", "position prior", force)
     if reader.bias == "prompt-prior":  # the KG rows' prompt's own prior too
         from eval.prior import PROMPTS
 
         for prompt in PROMPTS:
             if prompt != CLOSED_BOOK_PROMPT:
-                _keep_beside(prior_path(reader.prior_dir, p.chat_model.name, dataset, prompt),
+                _keep_beside(find_prior(reader.prior_dir, p.chat_model.name, dataset, prompt),
                              out / f"prior.{prompt}.json", f"position prior ({prompt})", force)
 
 

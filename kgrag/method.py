@@ -30,8 +30,8 @@ from kgrag.reader import (
     PositionPrior,
     ReaderConfig,
     Render,
+    find_prior,
     option_text,
-    prior_path,
     read_choice,
 )
 from kgrag.store import GraphStore
@@ -147,7 +147,7 @@ class QAMethod(ABC):
         under = prompt if self.reader.bias == "prompt-prior" else CLOSED_BOOK_PROMPT
         key = (question.dataset, under)
         if key not in self._priors:
-            path = prior_path(self.reader.prior_dir, self.model.name, question.dataset, under)
+            path = find_prior(self.reader.prior_dir, self.model.name, question.dataset, under)
             if not path.is_file():
                 option = "" if under == CLOSED_BOOK_PROMPT else f" --prompt {under}"
                 raise KgragError(f"no position prior for {self.model.name} on "

@@ -19,6 +19,13 @@ Position bias (`ReaderConfig.bias`), because small models prefer a letter (B on 
   since the preferred letter depends on the prompt: on MedQA dev300 the `llm` prior left
   `kg-no-evidence` choosing D 101 times where D is correct 60 times.
 
+Shipped priors (`kgrag/priors/<model>/`): the default model's priors on CommonsenseQA,
+MedQA and MMLU law under both prompts, estimated from their calibration files
+(csqa_train, medmcqa_dev, the MMLU law validation file; 60 questions each), the ones the
+published runs divided out. `find_prior` reads a prior from the kgrag home first, then
+from there; `kgrag eval` on those datasets corrects with `prompt-prior` unless a bias is
+configured or given (`published_bias`).
+
 >>> cfg = ReaderConfig(bias="rotate")
 >>> c = read_choice(model, question, lambda block: render(block), cfg)   # doctest: +SKIP
 >>> c.label, round(sum(c.probs.values()), 6)                             # doctest: +SKIP
@@ -44,6 +51,7 @@ from kgrag.types import Question
 Bias = Literal["none", "rotate", "prior", "prompt-prior"]
 PRIOR_BIASES: frozenset[str] = frozenset({"prior", "prompt-prior"})
 CLOSED_BOOK_PROMPT = "llm_choose"  # the prompt `prior` estimates under (the `llm` row's)
+KG_CHOOSE_PROMPT = "answer_choose"  # the KG rows' answer prompt (`prompt-prior`'s second)
 Render = Callable[[str], Sequence[Message]]  # options block -> the prompt
 
 
@@ -103,6 +111,32 @@ def prior_path(root: Path, model: str, dataset: str, prompt: str = CLOSED_BOOK_P
     `<dataset>.<prompt>.json`."""
     name = dataset if prompt == CLOSED_BOOK_PROMPT else f"{dataset}.{prompt}"
     return root / model.replace("/", "_") / f"{name}.json"
+
+
+SHIPPED_PRIORS = Path(__file__).parent / "priors"
+
+
+def find_prior(root: Path, model: str, dataset: str, prompt: str = CLOSED_BOOK_PROMPT
+               ) -> Path:
+    """The prior file under `root` (the kgrag home's, made by `kgrag reader prior`), else
+    the shipped one of the package, else the path under `root` (to name in an error).
+
+    >>> find_prior(Path("/nowhere"), "qwen2.5-coder-1.5b", "csqa").parent.name
+    'qwen2.5-coder-1.5b'
+    >>> find_prior(Path("/nowhere"), "qwen2.5-coder-1.5b", "csqa").is_file()
+    True
+    """
+    own = prior_path(root, model, dataset, prompt)
+    shipped = prior_path(SHIPPED_PRIORS, model, dataset, prompt)
+    return own if own.is_file() or not shipped.is_file() else shipped
+
+
+def published_bias(root: Path, model: str, dataset: str) -> Bias | None:
+    """`prompt-prior` when priors under both prompts exist for this model and dataset
+    (the published runs' correction), else None (the configured bias stays)."""
+    found = all(find_prior(root, model, dataset, prompt).is_file()
+                for prompt in (CLOSED_BOOK_PROMPT, KG_CHOOSE_PROMPT))
+    return "prompt-prior" if found else None
 
 
 @dataclass(frozen=True)
