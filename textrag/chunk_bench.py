@@ -48,6 +48,8 @@ class ChunkRow:
     index_seconds: float
     recall: dict[str, dict[int, float]] = field(default_factory=dict)
     mean: dict[str, dict[int, float]] = field(default_factory=dict)
+    # per retriever and k, per supported question: all its supporting sections found
+    found: dict[str, dict[int, tuple[bool, ...]]] = field(default_factory=dict, repr=False)
 
 
 PREFIX = "bench-chunks"
@@ -95,6 +97,7 @@ def bench_chunk_sizes(p: Platform, source: Path, questions: Sequence[Question],
             for r in found:
                 row.recall.setdefault(r.retriever, {})[r.k] = r.support_all
                 row.mean.setdefault(r.retriever, {})[r.k] = r.support_mean
+                row.found.setdefault(r.retriever, {})[r.k] = r.all_found
             rows.append(row)
         finally:
             _clear(p, domain)
@@ -122,4 +125,24 @@ def chunk_table(rows: Sequence[ChunkRow], ks: Sequence[int]) -> list[str]:
                  f"{r.index_seconds:.1f}"] + [
             f"{100 * r.recall[n][k]:.1f} / {100 * r.mean[n][k]:.1f}" for n in names for k in ks]
         out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def paired_sizes(rows: Sequence[ChunkRow], base: int, k: int) -> list[str]:
+    """Each size against `base` at cut-off `k`, per retriever: the difference in recall
+    (all) and McNemar's exact p on the same questions (`kgrag.stats.mcnemar`)."""
+    from kgrag.stats import mcnemar
+
+    ref = next((r for r in rows if r.size == base), None)
+    if ref is None:
+        return []
+    out = []
+    for r in rows:
+        for name, by_k in r.found.items():
+            if r is ref or k not in by_k:
+                continue
+            p = mcnemar(by_k[k], ref.found[name][k]).p_exact
+            out.append(f"{name} @{k}: {r.size} against {base} words "
+                       f"{100 * (r.recall[name][k] - ref.recall[name][k]):+.1f} points, "
+                       f"McNemar p = {p:.3g}")
     return out

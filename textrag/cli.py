@@ -64,6 +64,9 @@ def bench_chunks(
                                             "embedder).")] = "bm25",
     k: Annotated[str, typer.Option(help="Cut-offs, comma-separated.")] = "5",
     n: Annotated[int | None, typer.Option(help="First N questions.")] = None,
+    prefix: Annotated[str, typer.Option(help="The throw-away domains are <prefix>-<size> "
+                                        "(another prefix for a second run at once).")
+                      ] = "bench-chunks",
 ) -> None:
     """Recall at each passage size: the documents chunked into a throw-away domain per
     size, searched with the questions, the passages deleted again (no LLM call)."""
@@ -71,7 +74,7 @@ def bench_chunks(
 
     from kgrag.datasets import load_dataset
     from kgrag.platform import Platform
-    from textrag.chunk_bench import bench_chunk_sizes, chunk_table
+    from textrag.chunk_bench import bench_chunk_sizes, chunk_table, paired_sizes
 
     ks = _cut_offs(k)
     words = _cut_offs(sizes)
@@ -83,8 +86,10 @@ def bench_chunks(
                   f"{source.name} at {', '.join(map(str, words))} words per passage"
                   + (f"; passages embedded by {p.passage_embedder.name}"
                      if {"dense", "hybrid"} & set(kinds) else ""))
-    rows = bench_chunk_sizes(p, source, questions, words, kinds, ks)
+    rows = bench_chunk_sizes(p, source, questions, words, kinds, ks, prefix=prefix)
     console.print("\n".join(chunk_table(rows, ks)))
+    base = 150 if 150 in words else words[0]
+    console.print("\n".join(paired_sizes(rows, base, max([x for x in ks if x <= 5] or ks))))
     console.print(f"load average {os.getloadavg()[0]:.2f}")
 
 
