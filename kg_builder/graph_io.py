@@ -35,6 +35,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+try:  # twice as fast at parsing an export's lines (installed with the langchain extra);
+    # its JSONDecodeError is json's
+    from orjson import loads as _loads
+except ImportError:  # the same records, parsed by the standard library
+    from json import loads as _loads  # type: ignore[assignment]
+
 from kg_builder.domains import check_not_reserved
 from kg_builder.rows import documents, mentions, unique_entities, unique_facts
 from kgrag.embed import Embedder
@@ -54,6 +60,10 @@ VECTOR_BATCH = 1000
 WORKERS = 2
 # Compressed bytes per file of an export (git hosts refuse files over 50 MB).
 PART_BYTES = 45_000_000
+# Entities (with their vectors) an export reads per round trip.
+EXPORT_PAGE = 20_000
+# Fact fields every exported fact line keeps, null or not (the format of FORMAT 1).
+FACT_FIELDS = frozenset({"h", "r", "t", "k", "chunks", "conf", "x"})
 
 
 @dataclass
@@ -118,6 +128,9 @@ class GraphWriter:
         self.embed = embed
         self.batch_size = batch_size
         self.workers = max(1, workers)
+        # Element ids of the entities the fast path created (key -> id): the import's
+        # co-occurrence edges find their ends by them, as facts do.
+        self.created: dict[str, str] = {}
         store.run("kg/merge_domain", {"domain": domain})
 
     def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport,
@@ -183,6 +196,7 @@ class GraphWriter:
             "kg/create_entities",
             ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]} for e in ents
              if e.get("emb") is None), report, parallel=True)})
+        self.created = ids
         self._send("kg/create_facts",
                    ({**f, "h": ids[f["h"]], "t": ids[f["t"]]} for f in facts
                     if f["h"] in ids and f["t"] in ids), report)
@@ -201,8 +215,15 @@ class GraphWriter:
 
     def write_cooccurs(self, rows: Sequence[dict[str, Any]], report: WriteReport) -> None:
         """Co-occurrence edges of an export ({h, t, w, chunks}), after the entities they
-        join. They are no :REL facts, so `report.facts` does not count them."""
-        self._send("kg/import_cooccurs", rows, report)
+        join. They are no :REL facts, so `report.facts` does not count them. After a
+        fast-path write they are created by element id (one row per pair), else merged."""
+        ids = self.created
+        if not ids:
+            self._send("kg/import_cooccurs", rows, report)
+            return
+        pairs = {(r["h"], r["t"]): r for r in rows if r["h"] in ids and r["t"] in ids}
+        self._send("kg/create_cooccurs",
+                   ({**r, "h": ids[h], "t": ids[t]} for (h, t), r in pairs.items()), report)
 
     def embed_missing(self, report: WriteReport,
                       given: Mapping[str, str | Sequence[float]] | None = None,
@@ -290,30 +311,47 @@ def export_graph(store: GraphStore, domain: str, path: Path, meta: dict[str, Any
 
     An export larger than `part_bytes` (compressed) continues in `<path>.part2`,
     `<path>.part3`, … (each a gzip file of whole lines; git hosts refuse files over
-    50 MB); `read_export` reads them in order after `path`."""
+    50 MB); `read_export` reads them in order after `path`. Entities are read a page at a
+    time (`kg/export_entities_page`), so a graph of 400k vectors fits in memory; facts
+    leave out the fields they do not set (an imported knowledge base's score, freq,
+    assertions)."""
     params = {"domain": domain}
-    entities = store.read("kg/export_entities", params)
-    if not entities:
+    n_entities = store.read("kg/count_entities", params)[0]["entities"]
+    if not n_entities:
         raise KgragError(f"domain {domain!r} has no entities to export",
                          hint=f"build it first: kgrag build --domain {domain}")
     facts = store.read("kg/export_facts", params)
     chunks = store.read("kg/export_chunks", params)
     cooccurs = store.read("kg/export_cooccurs", params)
-    counts = {"entities": len(entities), "facts": len(facts), "chunks": len(chunks),
+    counts = {"entities": n_entities, "facts": len(facts), "chunks": len(chunks),
               "cooccurs": len(cooccurs)}
     head = {"type": "meta", "format": FORMAT, "domain": domain, **meta, "counts": counts}
+    written = 0
+
+    def entity_lines() -> Iterator[str]:
+        nonlocal written
+        after = ""
+        while page := store.read("kg/export_entities_page",
+                                 {**params, "after": after, "limit": EXPORT_PAGE}):
+            for e in page:
+                emb = e.pop("embedding")
+                if with_embeddings and emb is not None:
+                    e["emb"] = encode_vector_int8(emb) if int8 else encode_vector(emb)
+                yield json.dumps({"type": "entity", **e}, ensure_ascii=False) + "\n"
+            written += len(page)
+            after = page[-1]["key"]
 
     def lines() -> Iterator[str]:
         yield json.dumps(head, ensure_ascii=False) + "\n"
         for c in chunks:
             yield json.dumps({"type": "chunk", **c}, ensure_ascii=False) + "\n"
-        for e in entities:
-            emb = e.pop("embedding")
-            if with_embeddings and emb is not None:
-                e["emb"] = encode_vector_int8(emb) if int8 else encode_vector(emb)
-            yield json.dumps({"type": "entity", **e}, ensure_ascii=False) + "\n"
+        yield from entity_lines()
+        if written != n_entities:  # the domain changed while it was read: write nothing
+            raise KgragError(f"{domain}: {written:,} entities read, {n_entities:,} counted",
+                             hint="export again when no build or import writes to it")
         for r in facts:
-            yield json.dumps({"type": "fact", **r}, ensure_ascii=False) + "\n"
+            fact = {k: v for k, v in r.items() if v is not None or k in FACT_FIELDS}
+            yield json.dumps({"type": "fact", **fact}, ensure_ascii=False) + "\n"
         for r in cooccurs:
             yield json.dumps({"type": "cooccur", **r}, ensure_ascii=False) + "\n"
 
@@ -376,14 +414,14 @@ def read_export(path: Path
     def records() -> Iterator[tuple[int, dict[str, Any] | None]]:
         n = 1
         for i, part in enumerate(part_paths(path)):
-            with gzip.open(part, "rt", encoding="utf-8") as f:
+            with gzip.open(part, "rb") as f:
                 if i == 0:
                     f.readline()
                 for line in f:
                     n += 1
                     try:
-                        yield n, json.loads(line)
-                    except json.JSONDecodeError:
+                        yield n, _loads(line)
+                    except (json.JSONDecodeError, UnicodeDecodeError):
                         yield n, None
 
     return meta, records()

@@ -88,6 +88,33 @@ def test_export_then_import_round_trips(platform, test_domain, tmp_path: Path) -
         ("fox", "lives in", "forest"), (HOSTILE, "is a", "fox")}
 
 
+def test_an_export_pages_through_entities_and_keeps_a_knowledge_base_s_weights(
+        platform, test_domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entities are read a page at a time (here 2 of 3 per page); a fact's score, freq and
+    assertions (ConceptNet's) survive the round trip, and facts without them carry none."""
+    import kg_builder.graph_io as graph_io
+
+    chunks, entities, facts = _rows()
+    facts[0] = {**facts[0], "score": 2, "freq": 5, "assertions": [7, 9]}
+    GraphWriter(platform.store, HashEmbedder(), test_domain).write(
+        chunks, entities, facts, WriteReport(test_domain))
+    monkeypatch.setattr(graph_io, "EXPORT_PAGE", 2)
+    out = tmp_path / "g.jsonl.gz"
+    assert export_graph(platform.store, test_domain, out, {})["entities"] == 3
+    with gzip.open(out, "rt") as f:
+        lines = [json.loads(line) for line in f]
+    assert sorted(r["key"] for r in lines if r["type"] == "entity") == sorted(
+        e["key"] for e in entities)
+    weighted = [r for r in lines if r["type"] == "fact" and "score" in r]
+    assert [(r["h"], r["score"], r["freq"], r["assertions"]) for r in weighted] == [
+        ("fox", 2, 5, [7, 9])]
+    platform.store.run_autocommit("graph/delete_domain", {"domain": test_domain})
+    import_graph(platform.store, None, out)
+    back = {(f["h"], f["score"], f["freq"]) for f in
+            platform.store.read("kg/export_facts", {"domain": test_domain})}
+    assert back == {("fox", 2, 5), (HOSTILE, None, None)}
+
+
 def test_importing_into_a_resolved_domain_never_brings_merged_nodes_back(
         platform, test_domain, tmp_path: Path) -> None:
     """Entity resolution merged a node away after the export was written: the export's
