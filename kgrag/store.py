@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,23 +154,13 @@ class GraphStore:
         """Yield the records of a read statement one at a time, fetched `fetch_size` at a
         time: constant memory for statements that return every fact of a large graph
         (`read` holds them all; 640,000 facts took over 4 GB that way)."""
-        start = time.perf_counter()
-        try:
-            with self._driver.session(database=self.database, fetch_size=fetch_size,
-                                      default_access_mode=neo4j.READ_ACCESS) as session:
-                result = session.run(neo4j.Query(self._load(name)),  # type: ignore[arg-type]
-                                     dict(params or {}))
-                for record in result:
-                    yield record.data()
-        except (ServiceUnavailable, SessionExpired) as e:
-            raise Neo4jUnavailable(f"Neo4j at {self.uri} is not reachable",
-                                   hint="start it with `kgrag neo4j start`, then re-run") from e
-        except Neo4jError as e:
-            raise KgragError(f"Cypher statement {name!r} failed: {e.message}") from e
-        finally:
-            self.stats.queries += 1
-            self.stats.seconds += time.perf_counter() - start
-            self.stats.by_name[name] = self.stats.by_name.get(name, 0) + 1
+        with self._session_call(name), self._driver.session(
+                database=self.database, fetch_size=fetch_size,
+                default_access_mode=neo4j.READ_ACCESS) as session:
+            result = session.run(neo4j.Query(self._load(name)),  # type: ignore[arg-type]
+                                 dict(params or {}))
+            for record in result:
+                yield record.data()
 
     def write_batches(
         self,
@@ -200,10 +191,15 @@ class GraphStore:
 
     def run_autocommit(self, name: str, params: Mapping[str, Any] | None = None) -> None:
         """Run a `CALL { … } IN TRANSACTIONS` statement (needs an auto-commit transaction)."""
+        with self._session_call(name), self._driver.session(database=self.database) as session:
+            session.run(neo4j.Query(self._load(name)), dict(params or {})).consume()  # type: ignore[arg-type]
+
+    @contextmanager
+    def _session_call(self, name: str) -> Iterator[None]:
+        """Translate a session's errors into kgrag's and count the call in `stats`."""
         start = time.perf_counter()
         try:
-            with self._driver.session(database=self.database) as session:
-                session.run(neo4j.Query(self._load(name)), dict(params or {})).consume()  # type: ignore[arg-type]
+            yield
         except (ServiceUnavailable, SessionExpired) as e:
             raise Neo4jUnavailable(f"Neo4j at {self.uri} is not reachable",
                                    hint="start it with `kgrag neo4j start`, then re-run") from e
@@ -212,6 +208,7 @@ class GraphStore:
         finally:
             self.stats.queries += 1
             self.stats.seconds += time.perf_counter() - start
+            self.stats.by_name[name] = self.stats.by_name.get(name, 0) + 1
 
     def explain(self, name: str) -> None:
         """Plan the named statement without running it (raises on a Cypher error)."""

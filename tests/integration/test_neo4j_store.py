@@ -69,6 +69,21 @@ def test_hostile_names_are_stored_verbatim(platform, test_domain) -> None:
     assert platform.store.read("graph/count_nodes")[0]["n"] == before + len(HOSTILE)
 
 
+def test_stream_yields_what_read_returns_and_translates_errors(platform, test_domain) -> None:
+    rows = [{"key": f"e{i}", "name": f"E{i}", "aliases": [f"e{i}"]} for i in range(25)]
+    _entities(platform, test_domain, rows)
+    _facts(platform, test_domain, [{"h": f"e{i}", "r": "next", "t": f"e{i + 1}",
+                                    "k": "other", "chunks": ["c"], "conf": 1.0}
+                                   for i in range(24)])
+    params = {"domain": test_domain}
+    before = platform.store.stats.queries
+    streamed = list(platform.store.stream("kg/edges", params, fetch_size=7))  # 4 fetches
+    assert sorted(streamed, key=str) == sorted(platform.store.read("kg/edges", params), key=str)
+    assert len(streamed) == 24 and platform.store.stats.queries == before + 2
+    with pytest.raises(KgragError, match="kg/edges"):
+        next(platform.store.stream("kg/edges", {}))  # $domain missing: a Cypher error
+
+
 def test_merge_is_idempotent(platform, test_domain) -> None:
     rows = [{"key": "fox", "name": "Fox", "aliases": ["fox"]},
             {"key": "den", "name": "den", "aliases": ["den"]}]
