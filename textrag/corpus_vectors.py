@@ -21,8 +21,10 @@ from kgrag.errors import KgragError
 from kgrag.vectors import (
     ReembedReport,
     Statements,
+    VectorModelMismatch,
     VectorRecord,
     check,
+    find,
     record,
     reembed,
 )
@@ -73,9 +75,18 @@ def corpus_model(p: Platform, corpus: CorpusSpec) -> str:
 
 def corpus_embedder(p: Platform, corpus: CorpusSpec = DEFAULT) -> Embedder:
     """The embedder of `corpus`'s queries (`corpus_model`). A domain's chunk corpus is
-    embedded with the passage embedder when its graph is built, and is read with it."""
+    embedded with the passage embedder when its graph is built, and is read with it; a
+    passage embedder other than the one its vectors were recorded with is refused."""
     if corpus.is_chunks:
-        return p.passage_embedder
+        embedder = p.passage_embedder
+        found = find(p.store, scope(corpus))
+        if found is not None and found.model != embedder.name:
+            raise VectorModelMismatch(
+                f"the passages of {corpus.domain} were embedded by {found.model}, but queries "
+                f"would be embedded by {embedder.name}",
+                hint=f"query with KGRAG_EMBEDDING__PASSAGE_MODEL={found.model}, or drop the "
+                f"domain (`kgrag graph drop --domain {corpus.domain}`) and build it again")
+        return embedder
     return p.embedder_named(corpus_model(p, corpus))
 
 

@@ -66,3 +66,17 @@ def test_a_stored_corpus_keeps_its_model_and_refuses_another_configured_one() ->
     with pytest.raises(VectorModelMismatch, match="corpus:medical were made by") as e:
         corpus_embedder(FakePlatform(store, "e5-small-v2"), MEDICAL)  # type: ignore[arg-type]
     assert "kgrag corpus embed --domain medical --model e5-small-v2" in e.value.hint
+
+
+def test_a_domain_s_passages_are_queried_only_with_the_model_that_embedded_them() -> None:
+    from textrag.corpora import chunk_corpus
+
+    store = Store(3)
+    p = FakePlatform(store)
+    mine = chunk_corpus("mydocs")
+    assert corpus_embedder(p, mine).name == "all-minilm-l6-v2"  # type: ignore[arg-type]
+    store.records["corpus:mydocs"] = {"scope": "corpus:mydocs", "model": "bge-small-en-v1.5-q",
+                                      "complete": True, "previous": None}
+    with pytest.raises(VectorModelMismatch, match="mydocs were embedded by bge") as e:
+        corpus_embedder(p, mine)  # type: ignore[arg-type]
+    assert "KGRAG_EMBEDDING__PASSAGE_MODEL=bge-small-en-v1.5-q" in e.value.hint
