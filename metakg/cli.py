@@ -9,6 +9,7 @@ kg-fused's weights, from training questions only). The root CLI (kgrag/cli.py) c
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import numpy as np
@@ -64,8 +65,10 @@ def graph_coverage(
 def graph_fit_paths(
     domain: Annotated[str, typer.Option(help="Domain graph (its training file is read).")
                       ] = "commonsense",
-    n: Annotated[int, typer.Option(min=10, help="Training questions (seeded sample).")] = 3000,
-    l2: Annotated[float, typer.Option(min=0.0, help="L2 penalty of the logit.")] = 1.0,
+    n: Annotated[int, typer.Option(min=50, help="Training questions (seeded order).")] = 3000,
+    seed: Annotated[int, typer.Option(help="Seed of the training questions' order.")] = 7,
+    l2: Annotated[float | None, typer.Option(
+        min=0.0, help="L2 penalty of the logit (default: chosen by 5-fold CV).")] = None,
 ) -> None:
     """Fit kg-paths (ours) on the domain's training questions only (never a dev file),
     each read without the facts of its own record; writes metakg/weights/."""
@@ -76,46 +79,64 @@ def graph_fit_paths(
     from metakg.paths_fit import fit_paths, training_questions, write_weights
 
     p = Platform()
-    qs = training_questions(p.settings.data_dir, domain, n)
+    qs = training_questions(p.settings.data_dir, domain, n, seed=seed)
     scorer = scorer_for(p, domain, PathModel(np.zeros(0)))
     with Progress(console=err) as bar:
         task = bar.add_task(f"paths of {len(qs)} training questions", total=len(qs))
-        content = fit_paths(scorer, qs, domain, l2=l2,
+        content = fit_paths(scorer, qs, domain, l2=l2, cache=_records_cache(p, domain),
                             progress=lambda i: bar.update(task, completed=i))
+    content["seed"] = seed
     path = write_weights(content, domain)
-    console.print(f"{path}: {content['questions']} questions; held-out accuracy "
-                  f"{content['heldout_accuracy']} on {content['heldout_questions']}, "
-                  f"train {content['train_accuracy']}")
+    console.print(f"{path}: {content['questions']} questions, L2 {content['l2']}; "
+                  f"5-fold CV accuracy {content['cv_accuracy']} (crude count "
+                  f"{content['cv_accuracy_crude_count']}), train {content['train_accuracy']}")
+
+
+def _records_cache(p: Platform, domain: str) -> Path:
+    return p.settings.home / "paths" / f"records_{domain}.jsonl"
 
 
 def graph_fit_fused(
     domain: Annotated[str, typer.Option(help="Domain graph (its training file is read).")
                       ] = "commonsense",
-    n: Annotated[int, typer.Option(min=10, help="Training questions (seeded sample).")] = 150,
-    seed: Annotated[int, typer.Option(help="Sample seed (other than fit-paths').")] = 1,
+    n: Annotated[int, typer.Option(min=10, help="Training questions: the first N of "
+                                                "fit-paths' sample.")] = 200,
 ) -> None:
     """Fit kg-fused's weight λ (ours) on training questions only: the reader's letter
-    distribution and the kg-paths scores, λ on a grid from 0 (the graph does not help)."""
+    distribution and held-out kg-paths scores, λ on a grid from 0 (the graph does not
+    help)."""
     import json
 
     from rich.progress import Progress
 
-    from metakg.kg_paths import weights_path
-    from metakg.paths_fit import fit_fused_weight, reader_and_graph, training_questions
+    from metakg.kg_paths import fit_records, load_model, weights_path
+    from metakg.paths_fit import (
+        fit_fused_weight,
+        held_out_scores,
+        reader_letters,
+        training_questions,
+    )
 
     p = Platform()
-    qs = training_questions(p.settings.data_dir, domain, n, seed=seed)
+    meta = load_model(domain).meta
+    sample = training_questions(p.settings.data_dir, domain, int(meta["questions"]),  # type: ignore[call-overload]
+                                seed=int(meta.get("seed", 7)))  # type: ignore[call-overload]
     method = p.method("kg-fused", domain)
+    rows = fit_records(method.scorer(sample[0]), sample, domain,  # type: ignore[attr-defined]
+                       cache=_records_cache(p, domain))
+    scores = held_out_scores(rows, float(meta["l2"]))[:n]  # type: ignore[arg-type]
+    qs = [q for q, _, _ in rows[:n]]
     with Progress(console=err) as bar:
         task = bar.add_task(f"reader on {len(qs)} training questions", total=len(qs))
-        readers, scores, answers = reader_and_graph(
+        readers = reader_letters(
             method, qs, domain, lambda i: bar.update(task, completed=i),
             cache=p.settings.home / "paths" / f"fused_readers_{domain}.jsonl")
-    lam, acc = fit_fused_weight(readers, scores, answers)
+    lam, acc = fit_fused_weight(readers, scores, [q.answers[0] for q in qs])
     path = weights_path(domain)
     content = json.loads(path.read_text())
-    content.update({"fused_weight": lam, "fused_questions": len(qs), "fused_seed": seed,
+    content.update({"fused_weight": lam, "fused_questions": len(qs),
                     "fused_accuracy_by_weight": acc,
                     "fused_command": "kgrag " + " ".join(sys.argv[1:])})
+    content.pop("fused_seed", None)
     path.write_text(json.dumps(content, indent=1) + "\n")
     console.print(f"{path}: fused weight {lam} (training accuracy by weight: {acc})")

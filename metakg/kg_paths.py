@@ -32,7 +32,8 @@ from kgrag.llm.base import Capabilities, ChatModel, Generation, GenerationParams
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.reader import option_text
 from kgrag.types import Question
-from metakg.paths import FEATURES, Neighbourhoods, OptionPaths, PathModel, path_features, softmax
+from metakg.path_features import FEATURES, option_features, shown_paths
+from metakg.paths import Neighbourhoods, PathModel, PathRecord, path_record, softmax
 from metakg.seeds import EntityMatcher
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class Scored:
 
     labels: tuple[str, ...]
     entities: tuple[tuple[str, ...], ...]
-    options: tuple[OptionPaths, ...]
+    paths: tuple[tuple[str, ...], ...]
     scores: tuple[float, ...]
     seeds: tuple[str, ...]
 
@@ -104,30 +105,30 @@ class PathScorer:
         options = [m.match_option(c.text, exclude=seeds).keys for c in question.choices]
         return seeds, options
 
-    def features(self, question: Question, exclude: str | None = None
-                 ) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[OptionPaths]]:
+    def record(self, question: Question, exclude: str | None = None) -> PathRecord:
+        """The question's paths (two round trips); `exclude`: its own record's prefix."""
         seeds, options = self.entities(question)
         keys = sorted(set(seeds) | {k for ks in options for k in ks})
-        hood = self.hoods.read(keys)
-        return seeds, options, path_features(seeds, options, hood, exclude)
+        return path_record(seeds, options, self.hoods.read(keys, seeds), exclude,
+                           [c.text for c in question.choices])
 
     def score(self, question: Question, exclude: str | None = None) -> Scored:
-        seeds, options, feats = self.features(question, exclude)
-        raw = self.model.scores([f.features for f in feats])
+        record = self.record(question, exclude)
+        raw = self.model.scores(list(option_features(record)))
         # an option with no entity in the graph scores 0 (it says nothing either way)
-        scores = [s if ents else 0.0 for s, ents in zip(raw, options, strict=True)]
-        return Scored(tuple(c.label for c in question.choices), tuple(options),
-                      tuple(feats), tuple(scores), tuple(seeds))
+        scores = [s if o.keys else 0.0 for s, o in zip(raw, record.options, strict=True)]
+        return Scored(tuple(c.label for c in question.choices),
+                      tuple(o.keys for o in record.options), tuple(shown_paths(record)),
+                      tuple(scores), record.seeds)
 
 
 def _trace_paths(trace: Trace, s: Scored) -> None:
     trace.add("paths", f"{len(s.seeds)} question entities; options linked: "
-              + ", ".join(f"{lab} {len(o.paths)}" for lab, o in zip(s.labels, s.options,
-                                                                      strict=True)),
+              + ", ".join(f"{lab} {len(ps)}" for lab, ps in zip(s.labels, s.paths, strict=True)),
               seeds=list(s.seeds),
-              options={lab: {"entities": list(e), "score": round(sc, 4), "paths": list(o.paths)}
-                       for lab, e, o, sc in zip(s.labels, s.entities, s.options, s.scores,
-                                                strict=True)})
+              options={lab: {"entities": list(e), "score": round(sc, 4), "paths": list(ps)}
+                       for lab, e, ps, sc in zip(s.labels, s.entities, s.paths, s.scores,
+                                                 strict=True)})
 
 
 Scorers = Callable[[str], PathScorer]  # domain → its scorer
@@ -257,19 +258,41 @@ def exclusion_prefix(domain: str, question: Question) -> str:
     return f"{domain}:{question.dataset}:{question.id}"
 
 
-def fit_features(scorer: PathScorer, questions: Sequence[Question], domain: str,
-                 progress: Callable[[int], None] | None = None
-                 ) -> tuple[list[np.ndarray], list[int]]:
-    """Feature matrices and correct rows of training questions, each read without the
-    facts whose only provenance is its own record."""
-    xs, ys = [], []
+def fit_records(scorer: PathScorer, questions: Sequence[Question], domain: str,
+                cache: Path | None = None, progress: Callable[[int], None] | None = None
+                ) -> list[tuple[Question, PathRecord, int]]:
+    """Training questions with their path records and correct rows, each read without
+    the facts whose only provenance is its own record. `cache`: a JSON Lines file of
+    records by question id, read first and appended to, so a refit (or a new feature
+    design) reads Neo4j only for questions it has not seen. Delete it after the graph
+    changes."""
+    seen: dict[str, PathRecord] = {}
+    if cache is not None and cache.is_file():
+        for line in cache.read_text().splitlines():
+            row = json.loads(line)
+            seen[row["id"]] = PathRecord.from_json(row["record"])
+    out = []
     for i, q in enumerate(questions, 1):
         labels = [c.label for c in q.choices]
         if len(q.answers) != 1 or q.answers[0] not in labels:
             continue
-        _, _, feats = scorer.features(q, exclude=exclusion_prefix(domain, q))
-        xs.append(np.stack([f.features for f in feats]))
-        ys.append(labels.index(q.answers[0]))
+        if q.id not in seen:
+            own = exclusion_prefix(domain, q)
+            seen[q.id] = scorer.record(q, exclude=own)
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                with open(cache, "a") as f:
+                    f.write(json.dumps({"id": q.id, "exclude": own,
+                                        "record": seen[q.id].to_json()}) + "\n")
+        out.append((q, seen[q.id], labels.index(q.answers[0])))
         if progress:
             progress(i)
-    return xs, ys
+    return out
+
+
+def fit_features(scorer: PathScorer, questions: Sequence[Question], domain: str,
+                 progress: Callable[[int], None] | None = None, cache: Path | None = None
+                 ) -> tuple[list[np.ndarray], list[int]]:
+    """Feature matrices and correct rows of training questions (`fit_records`)."""
+    rows = fit_records(scorer, questions, domain, cache, progress)
+    return [option_features(r) for _, r, _ in rows], [y for _, _, y in rows]

@@ -5,11 +5,19 @@ The training files are the knowledge-source questions of each domain (the data f
 README): `csqa_train` for commonsense, MedMCQA (`medmcqa_dev`) for medical, the MMLU
 professional-law validation file for legal. Never a dev300 file. Each training question
 is read without the facts whose every source chunk is its own record
-(`metakg.kg_paths.fit_features`). The weights, with the command that made them and the
-held-out accuracy on the training file, go to `metakg/weights/kg_paths_<domain>.json`.
+(`metakg.kg_paths.fit_records`); the records are cached by question id
+(`~/.cache/kgrag/paths/records_<domain>.jsonl`), so a refit reads Neo4j only for new
+questions. The L2 strength is chosen by 5-fold cross-validation on the training
+questions, and the crude baseline (the count of question entities linked to each option)
+is cross-validated beside it. The weights, with the command that made them and those
+accuracies, go to `metakg/weights/kg_paths_<domain>.json`.
 
-    kgrag graph fit-paths --domain commonsense --n 3000
-    kgrag graph fit-fused --domain commonsense --n 150
+kg-fused's λ is fitted on the first questions of the same sample, with each question's
+kg-paths scores from weights fitted without it (`held_out_scores`), so λ never sees a
+graph score that was fitted on its own answer.
+
+    kgrag graph fit-paths --domain commonsense --n 3000 --seed 7
+    kgrag graph fit-fused --domain commonsense --n 200
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ import numpy as np
 from kgrag.errors import KgragError
 from kgrag.types import Question
 from metakg.kg_paths import PathScorer, fit_features, fuse, weights_path
-from metakg.paths import FEATURES, fit_logit
+from metakg.path_features import FEATURES, option_features
+from metakg.paths import PathRecord, fit_logit
 
 TRAIN_FILES = {
     "commonsense": "commonsense/csqa_train.jsonl",
@@ -50,9 +59,9 @@ def training_questions(data_dir: Path, domain: str, n: int | None, seed: int = 0
     loaded = load_dataset(data_dir / rel)
     qs = [q.model_copy(update={"domain": domain}) for q in loaded.questions
           if q.is_multiple_choice and len(q.answers) == 1]
-    if n is not None and n < len(qs):
-        qs = random.Random(seed).sample(qs, n)
-    return qs
+    # a seeded order of the whole file, cut at n: a larger n extends a smaller one's
+    # questions (the record cache of `fit_records` is reused)
+    return random.Random(seed).sample(qs, len(qs))[:n]
 
 
 def accuracy(w: np.ndarray, xs: Sequence[np.ndarray], ys: Sequence[int]) -> float:
@@ -61,22 +70,49 @@ def accuracy(w: np.ndarray, xs: Sequence[np.ndarray], ys: Sequence[int]) -> floa
     return sum(hits) / len(hits) if hits else 0.0
 
 
+L2_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
+FOLDS = 5
+
+
+def out_of_fold(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float, folds: int = FOLDS
+                ) -> list[np.ndarray]:
+    """Each question's option scores from the weights fitted on the other folds
+    (question i is in fold i mod `folds`)."""
+    out: list[np.ndarray] = [np.zeros(0)] * len(xs)
+    for f in range(folds):
+        train = [i for i in range(len(xs)) if i % folds != f]
+        w = fit_logit([xs[i] for i in train], [ys[i] for i in train], l2)
+        for i in range(f, len(xs), folds):
+            out[i] = xs[i] @ w
+    return out
+
+
+def cv_accuracy(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float) -> float:
+    """Cross-validated accuracy (`out_of_fold`, ties to the first option)."""
+    scores = out_of_fold(xs, ys, l2)
+    return sum(int(np.argmax(s)) == y for s, y in zip(scores, ys, strict=True)) / len(ys)
+
+
 def fit_paths(scorer: PathScorer, questions: Sequence[Question], domain: str, *,
-              l2: float = 1.0, holdout: float = 0.2,
+              l2: float | None = None, cache: Path | None = None,
               progress: Callable[[int], None] | None = None) -> dict[str, object]:
-    """Fit on the first (1 − holdout) of the questions, report accuracy on the rest, then
-    refit on all; returns the weights file's content."""
-    xs, ys = fit_features(scorer, questions, domain, progress)
-    if len(xs) < 10:
+    """Choose the L2 strength by 5-fold cross-validation on the training questions (or
+    take `l2`), beside the crude baseline (the count of question entities linked to each
+    option, as a one-feature logit), then fit on all; returns the weights file's content."""
+    xs, ys = fit_features(scorer, questions, domain, progress, cache)
+    if len(xs) < 10 * FOLDS:
         raise KgragError(f"only {len(xs)} training questions could be read",
                          hint="check the domain graph and the training file")
-    cut = int(len(xs) * (1 - holdout))
-    w = fit_logit(xs[:cut], ys[:cut], l2)
-    held = accuracy(w, xs[cut:], ys[cut:])
-    w_all = fit_logit(xs, ys, l2)
+    by_l2 = {str(v): round(cv_accuracy(xs, ys, v), 4) for v in ([l2] if l2 else L2_GRID)}
+    best = float(max(by_l2, key=lambda k: (by_l2[k], float(k))))
+    crude = FEATURES.index("seeds_1")
+    w_all = fit_logit(xs, ys, best)
     return {"features": list(FEATURES), "weights": [round(float(v), 6) for v in w_all],
             "domain": domain, "train_file": TRAIN_FILES[domain], "questions": len(xs),
-            "l2": l2, "heldout_questions": len(xs) - cut, "heldout_accuracy": round(held, 4),
+            "l2": best, "cv_folds": FOLDS, "cv_accuracy_by_l2": by_l2,
+            "cv_accuracy": by_l2[str(best)],
+            "cv_accuracy_crude_count": round(cv_accuracy([x[:, [crude]] for x in xs], ys,
+                                                         1.0), 4),
             "train_accuracy": round(accuracy(w_all, xs, ys), 4),
             "command": "kgrag " + shlex.join(sys.argv[1:]), "fused_weight": 0.0}
 
@@ -113,18 +149,16 @@ def fit_fused_weight(readers: Sequence[dict[str, float]], scores: Sequence[dict[
 DATASET_OF = {"commonsense": "csqa", "medical": "medqa", "legal": "mmlu-law"}
 
 
-def reader_and_graph(method: object, questions: Sequence[Question], domain: str,
-                     progress: Callable[[int], None] | None = None,
-                     cache: Path | None = None
-                     ) -> tuple[list[dict[str, float]], list[dict[str, float]], list[str]]:
+def reader_letters(method: object, questions: Sequence[Question], domain: str,
+                   progress: Callable[[int], None] | None = None,
+                   cache: Path | None = None) -> list[dict[str, float]]:
     """For training questions: the reader's debiased letter distribution (under the
-    evaluation dataset's prior) and the kg-paths scores without the question's own
-    record. `method` is a `KGFused`. `cache`: a JSON Lines file of the reader's
-    distributions by question id (and model), read first and appended to, so a refit
+    evaluation dataset's prior). `method` is a `KGFused`. `cache`: a JSON Lines file of
+    the distributions by question id (and model), read first and appended to, so a refit
     after new kg-paths weights costs no model call."""
     from kgrag.baselines import closed_book_render
     from kgrag.method import Trace
-    from metakg.kg_paths import KGFused, exclusion_prefix
+    from metakg.kg_paths import KGFused
 
     assert isinstance(method, KGFused)
     seen: dict[str, dict[str, float]] = {}
@@ -134,9 +168,8 @@ def reader_and_graph(method: object, questions: Sequence[Question], domain: str,
             row = json.loads(line)
             if row.get("model") == tag:
                 seen[row["id"]] = row["probs"]
-    readers, scores, answers = [], [], []
+    readers = []
     for i, q in enumerate(questions, 1):
-        own = exclusion_prefix(domain, q)
         if q.id not in seen:
             as_eval = q.model_copy(update={"dataset": DATASET_OF.get(domain, q.dataset)})
             choice = method.read(as_eval, closed_book_render(as_eval), Trace(),
@@ -146,10 +179,18 @@ def reader_and_graph(method: object, questions: Sequence[Question], domain: str,
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 with open(cache, "a") as f:
                     f.write(json.dumps({"id": q.id, "model": tag, "probs": seen[q.id]}) + "\n")
-        s = method.scorer(q).score(q, exclude=own)
         readers.append(seen[q.id])
-        scores.append(dict(zip(s.labels, s.scores, strict=True)))
-        answers.append(q.answers[0])
         if progress:
             progress(i)
-    return readers, scores, answers
+    return readers
+
+
+def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float
+                    ) -> list[dict[str, float]]:
+    """kg-paths scores of training questions, each from weights fitted without it
+    (`out_of_fold`); an option with no entity scores 0, as in `PathScorer.score`."""
+    xs = [option_features(r) for _, r, _ in rows]
+    oof = out_of_fold(xs, [y for _, _, y in rows], l2)
+    return [{c.label: (float(v) if o.keys else 0.0)
+             for c, o, v in zip(q.choices, r.options, s, strict=True)}
+            for (q, r, _), s in zip(rows, oof, strict=True)]

@@ -3,23 +3,49 @@ rule, the scorer's fallbacks and the fusion (control flow and arithmetic only)."
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kgrag.baselines import LLMOnly
 from kgrag.types import Choice, Question
-from metakg.kg_paths import KGFused, KGPaths, PathScorer, exclusion_prefix, fit_features, fuse
-from metakg.paths import FEATURES, KINDS, Edge, Hood, PathModel, fit_logit, path_features
+from metakg.kg_paths import (
+    KGFused,
+    KGPaths,
+    PathScorer,
+    exclusion_prefix,
+    fit_features,
+    fit_records,
+    fuse,
+)
+from metakg.path_features import FEATURES, group_of, option_features, shown_paths
+from metakg.paths import (
+    Edge,
+    Hood,
+    Mention,
+    PathModel,
+    PathRecord,
+    fit_logit,
+    path_record,
+    record_answer,
+)
+from metakg.paths_fit import held_out_scores
 from metakg.seeds import EntityMatcher
 from tests.doubles.scripted import ScriptedModel
 
-N_K = len(KINDS)
-FWD, BACK, HOP2 = 0, N_K, 2 * N_K
-LOC = KINDS.index("AtLocation")
-ISA = KINDS.index("IsA")
+H1B = FEATURES.index("h1_back:AtLocation")  # seed -AtLocation-> option
+H2 = FEATURES.index("h2:AtLocation")
+SEEDS_1 = FEATURES.index("seeds_1")
+IDF_1 = FEATURES.index("idf_1")
+
+
+def col(name: str) -> int:
+    return FEATURES.index(name)
+
 
 Q = Question(id="q1", text="Where would you find a fox?", dataset="csqa_train",
              kind="multiple_choice", domain="d",
@@ -32,65 +58,121 @@ def hood(leak: bool = True) -> Hood:
     """fox -AtLocation-> forest (ConceptNet), fox -IsA-> animal <-AtLocation- oven… and
     a fact fox -AtLocation-> oven read only from the training question's own record."""
     h = Hood()
-    h.degree = {"fox": 6, "forest": 2, "oven": 2, "animal": 10}
+    h.degree = {"fox": 6, "den": 1, "forest": 3, "oven": 2, "animal": 10}
     h.edges = {
         "fox": [Edge("forest", "AtLocation", True, 2.0, ("d:conceptnet:fox",)),
                 Edge("animal", "IsA", True, 1.0, ()),
                 Edge("oven", "AtLocation", True, 0.0, (OWN,))],
-        "forest": [Edge("fox", "AtLocation", False, 2.0, ("d:conceptnet:fox",))],
+        "den": [Edge("forest", "AtLocation", True, 1.0, ("d:conceptnet:den",))],
+        "forest": [Edge("fox", "AtLocation", False, 2.0, ("d:conceptnet:fox",)),
+                   Edge("den", "AtLocation", False, 1.0, ("d:conceptnet:den",))],
         "oven": [Edge("animal", "AtLocation", False, 0.0, ()),
                  Edge("fox", "AtLocation", False, 0.0, (OWN, OWN + ":1"))],
         "animal": [],
     }
+    # training records: the question's own (answer forest), a sibling's (answer oven)
+    h.mentions = {"forest": [Mention(OWN, ("fox",), "forest")],
+                  "oven": [Mention("d:csqa_train:q2", ("fox",), "ovens"),
+                           Mention("d:wordnet:oven.n.01", ("fox",), None)]}
     if not leak:
         h.edges = {k: [e for e in v if OWN not in e.chunks] for k, v in h.edges.items()}
+        h.mentions = {k: [m for m in v if m.chunk != OWN] for k, v in h.mentions.items()}
     return h
 
 
-def test_features_count_typed_paths_by_hop_direction_and_seed_specificity() -> None:
-    forest, oven, none = path_features(["fox"], [("forest",), ("oven",), ()], hood())
-    w = 1 / math.log2(2 + 6)
-    assert forest.features[FWD + LOC] == pytest.approx(math.log1p(w))
-    assert forest.features[BACK + LOC] == 0.0
-    assert forest.features[FEATURES.index("linked_1hop")] == 1.0
-    assert forest.features[FEATURES.index("conceptnet_score")] == pytest.approx(
-        math.log1p(math.log1p(2.0)))
-    assert "fox -[AtLocation]-> forest" in forest.paths
-    # oven: the own-record edge counts when nothing is excluded; the 2-hop path via animal
-    assert oven.features[FWD + LOC] > 0
-    assert oven.features[HOP2 + LOC] == pytest.approx(
-        math.log1p(w / math.log2(2 + 10)))
-    assert not none.features.any()  # an option with no entity: all zero
+def test_features_weigh_each_seed_by_how_few_options_it_reaches() -> None:
+    """fox and den reach only forest (IDF log 3 each); oven only at 2 hops."""
+    rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(leak=False))
+    x = option_features(rec)
+    forest, oven, none = x
+    assert forest[SEEDS_1] == pytest.approx(math.log1p(2))
+    assert forest[IDF_1] == pytest.approx(2 * math.log(3))
+    assert oven[SEEDS_1] == 0.0 and oven[IDF_1] == 0.0
+    assert forest[H1B] == pytest.approx(math.log1p(2 * (1 + math.log(3))))
+    assert forest[col("h1_fwd:AtLocation")] == 0.0
+    assert forest[col("idf_1_is_max")] == 1.0 and oven[col("idf_1_gap")] < 0
+    # oven: 2 hops through animal (fox -IsA-> animal <-AtLocation- oven)
+    assert oven[H2] == pytest.approx(math.log1p(1 / math.log2(2 + 10)))
+    assert oven[col("seeds_2_only")] == pytest.approx(math.log1p(1))
+    assert not none[:col("has_entity") + 1].any()  # an option with no entity: nothing
+    assert "fox -[AtLocation]-> forest" in shown_paths(rec)[0]
+    assert group_of("AtLocation") == "AtLocation" and group_of("SymbolOf") == \
+        "conceptnet_other" and group_of("spatial") == "spatial" and group_of("?") == "other"
 
 
-def test_the_fit_leaves_out_facts_from_the_questions_own_record() -> None:
-    _, oven, _ = path_features(["fox"], [("forest",), ("oven",), ()], hood(), exclude=OWN)
-    assert oven.features[FWD + LOC] == 0.0 and oven.features[BACK + LOC] == 0.0
-    assert oven.features[FEATURES.index("linked_1hop")] == 0.0
-    assert oven.features[HOP2 + LOC] > 0  # the path via animal has other provenance
-    # another question's record does not hide it
-    _, oven2, _ = path_features(["fox"], [("forest",), ("oven",), ()], hood(),
-                                exclude="d:csqa_train:q2")
-    assert oven2.features[FWD + LOC] > 0
+def test_records_that_answer_with_an_option_are_counted_apart() -> None:
+    rec = path_record(["fox"], [("forest",), ("oven",), ()], hood(), exclude=OWN,
+                      texts=["forest", "oven", "zzz"])
+    x = option_features(rec)
+    assert x[0, col("record_answer")] == 0.0  # its own record is left out
+    assert x[1, col("record_answer")] == pytest.approx(math.log1p(1))  # "ovens" → oven
+    assert x[1, col("record_answer_max")] == 1.0 and x[1, col("record_answer_alone")] == 1
+    assert x[1, col("chunk_other")] == pytest.approx(math.log1p(1))  # the WordNet gloss
+    leak = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
+                                       texts=["forest", "oven", "zzz"]))
+    assert leak[0, col("record_answer")] > 0  # read when nothing is excluded
+    assert record_answer("Question: Where is a fox?\nAnswer: forest") == "forest"
+    assert record_answer("fox lives in forest") is None
+
+
+def test_records_round_trip_through_the_cache_line() -> None:
+    rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(),
+                      texts=["forest", "oven", "zzz"])
+    assert any(o.mentions for o in rec.options)
+    again = PathRecord.from_json(json.loads(json.dumps(rec.to_json())))
+    assert np.array_equal(option_features(again), option_features(rec))
+
+
+def test_the_fit_leaves_out_facts_from_the_questions_own_record(tmp_path: Path) -> None:
+    leak = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood()))
+    own = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
+                                      exclude=OWN))
+    assert leak[1, SEEDS_1] > 0  # the own-record fact links fox to oven …
+    assert own[1, SEEDS_1] == 0.0 and own[1, H1B] == 0.0  # … and is left out
+    assert own[1, H2] > 0  # the path via animal has other provenance
+    other = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
+                                        exclude="d:csqa_train:q2"))
+    assert other[1, SEEDS_1] > 0  # another question's record does not hide it
 
     class Hoods:
-        def read(self, keys: Sequence[str]) -> Hood:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
             return hood()
 
     matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
     scorer = PathScorer(Hoods(), matcher, PathModel(np.ones(len(FEATURES))))
-    xs, ys = fit_features(scorer, [Q], "d")
-    assert ys == [0] and xs[0][1, FWD + LOC] == 0.0  # fitted without the leak
+    cache = tmp_path / "records.jsonl"
+    xs, ys = fit_features(scorer, [Q], "d", cache=cache)
+    assert ys == [0] and xs[0][1, SEEDS_1] == 0.0  # fitted without the leak
+    line = json.loads(cache.read_text())
+    assert line["id"] == "q1" and line["exclude"] == OWN
+    assert all(OWN not in json.dumps(h) for o in line["record"]["options"] for h in o["hop1"])
+    assert OWN not in json.dumps(line["record"]["options"][0]["mentions"])
+
+    class Refuse:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
+            raise AssertionError("a cached question read the graph again")
+
+    rows = fit_records(PathScorer(Refuse(), matcher, PathModel(np.ones(1))), [Q], "d",
+                       cache=cache)
+    assert rows[0][2] == 0 and np.array_equal(option_features(rows[0][1]), xs[0])
+
+
+def test_held_out_scores_come_from_weights_fitted_without_the_question() -> None:
+    rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(leak=False))
+    rows = [(Q, rec, 0)] * 10
+    scores = held_out_scores(rows, l2=1.0)
+    assert len(scores) == 10 and scores[0]["C"] == 0.0  # no entity: 0
+    assert all(s["A"] > s["B"] for s in scores)
 
 
 def test_scores_zero_for_an_option_without_entities_and_the_argmax_answers() -> None:
     class Hoods:
-        def read(self, keys: Sequence[str]) -> Hood:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
             return hood(leak=False)
 
     matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
     weights = np.zeros(len(FEATURES))
-    weights[FWD + LOC] = 3.0
+    weights[H1B] = 3.0
     weights[FEATURES.index("has_entity")] = -0.1
     scored = PathScorer(Hoods(), matcher, PathModel(weights)).score(Q)
     assert scored.scores[2] == 0.0 and scored.entities[2] == ()
@@ -105,12 +187,12 @@ def test_fusion_with_weight_zero_is_the_reader() -> None:
     assert max(fuse(reader, {"A": 5.0}, 1.0).items(), key=lambda kv: kv[1])[0] == "A"
 
     class Hoods:
-        def read(self, keys: Sequence[str]) -> Hood:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
             return hood(leak=False)
 
     matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
     weights = np.zeros(len(FEATURES))
-    weights[FWD + LOC] = 10.0  # the graph says A strongly
+    weights[H1B] = 10.0  # the graph says A strongly
     script = [{"A": math.log(0.2), "B": math.log(0.5), "C": math.log(0.3)}]
     llm = LLMOnly(ScriptedModel(list(script))).answer(Q)
     fused = KGFused(ScriptedModel(list(script)), PathScorer(Hoods(), matcher,
