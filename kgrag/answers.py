@@ -104,3 +104,19 @@ def completion_answer(text: str) -> str:
     ('Lima', 'Lima')
     """
     return find_answer(text) or clean_answer(text, sentence=False) or ""
+
+
+# ours: a short answer (a name, date, number or short phrase, as the answer prompts ask)
+# of more words than this describes rather than answers ("Alex Ferguson managed Manchester
+# United from 1986 to 2013"); the KG methods and rag, ircot, flare (and their -ppr rows)
+# then ask for it again with their forced completion of "So the answer is:"
+SHORT_ANSWER_WORDS = 8
+
+
+def runs_on(answer: str) -> bool:
+    """Whether a stated short answer goes on past `SHORT_ANSWER_WORDS` words.
+
+    >>> runs_on("Alex Ferguson"), runs_on("He managed the club from 1986 until 2013, 27 years")
+    (False, True)
+    """
+    return len(answer.split()) > SHORT_ANSWER_WORDS

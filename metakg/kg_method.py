@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kgrag import clock
-from kgrag.answers import completion_answer, has_answer, reply_answer
+from kgrag.answers import completion_answer, has_answer, reply_answer, runs_on
 from kgrag.errors import KgragError
 from kgrag.llm.base import (
     Capabilities,
@@ -315,9 +315,9 @@ class KGMethod(QAMethod):
                                      or len(text.split()) > SHORT_REPLY_WORDS):
             # reasoning without its answer line (a short one-line reply is the answer)
             text = self._force_answer(ctx, evidence, text)
-        elif q.kind == "short_answer" and len(reply_answer(text).split()) > SHORT_ANSWER_WORDS:
-            # ours: an EM/F1 answer line that goes on into a description ("X, a
-            # British artist who ...") is completed again as the short answer alone
+        elif q.kind == "short_answer" and runs_on(reply_answer(text)):
+            # ours (kgrag.answers.SHORT_ANSWER_WORDS): an EM/F1 answer line that goes on
+            # into a description ("X, a British artist who ...") is completed again
             text = self._force_answer(ctx, evidence, text)
         return text
 
@@ -341,9 +341,6 @@ class KGMethod(QAMethod):
 
 # a reply without an answer line of more words than this is reasoning, not the answer
 SHORT_REPLY_WORDS = 12
-# ours: a short answer (a name, date, number or short phrase, as the answer prompts ask)
-# of more words than this describes rather than answers, and is asked for again
-SHORT_ANSWER_WORDS = 8
 CONCEPT_TOKENS = 160
 CONCEPT_EXAMPLE = '{"concepts": ["first concept", "second concept"]}'
 

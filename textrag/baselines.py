@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from kgrag.answers import find_answer, has_answer
+from kgrag.answers import find_answer, has_answer, runs_on
 from kgrag.llm.base import Capabilities, ChatModel, GenerationParams, Message, TokenLogprob
 from kgrag.method import Answer, QAMethod, Trace
 from kgrag.prompt import package_prompt
@@ -51,7 +51,9 @@ class TextMethod(QAMethod):
     def _finish(self, question: Question, reasoning: str, log: RetrievalLog, setting: str,
                 trace: Trace, passages: list[Passage]) -> Answer:
         answer = find_answer(reasoning)
-        if answer is None:
+        if answer is None or (question.kind == "short_answer" and runs_on(answer)):
+            # no answer line, or one that runs on into a description (ours, as the KG
+            # methods do): the forced completion of "So the answer is:"
             answer = forced_answer(self.model, question.text, reasoning, passages, trace)
         else:
             trace.add("answer", answer, forced=False, reasoning=reasoning)

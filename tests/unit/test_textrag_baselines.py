@@ -148,6 +148,19 @@ def test_rag_forces_the_answer_line_once_when_missing() -> None:
     assert pred.trace[-1].data["forced"] is True
 
 
+def test_rag_asks_again_for_an_answer_line_that_runs_on() -> None:
+    """Ours, as the KG methods do: a stated short answer of more than eight words is
+    completed again; a short one is kept with no second call."""
+    long_line = "So the answer is: Babbage was born in London in 1791, the son of a banker."
+    model = ScriptedModel([long_line, "London"])
+    pred = RAG(model, shared(FakeRetriever()), config=RAGConfig(k=2)).answer(Q)
+    assert pred.answer == "London" and pred.usage.llm_calls == 2
+    assert pred.trace[-1].data["forced"] is True
+    kept = ScriptedModel(["So the answer is: London, England."])
+    again = RAG(kept, shared(FakeRetriever()), config=RAGConfig(k=2)).answer(Q)
+    assert again.answer == "London, England" and again.usage.llm_calls == 1
+
+
 def test_gold_setting_is_reported_and_needs_contexts() -> None:
     q = Q.model_copy(update={"contexts": DOCS})
     pred = RAG(ScriptedModel(["So the answer is: London."]),
