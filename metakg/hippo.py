@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 
 class HippoConfig(BaseModel):
-    """kg-ppr's constants (`KGRAG_METAKG__HIPPO__…`), each from HippoRAG 2 unless marked."""
+    """kg-ppr's constants (`[hippo]` in kgrag.toml, `KGRAG_HIPPO__…`), each from HippoRAG 2
+    unless marked."""
 
     model_config = ConfigDict(extra="forbid")
 
