@@ -56,12 +56,33 @@ def training_questions(data_dir: Path, domain: str, n: int | None, seed: int = 0
                                                               TRAIN_FILES.items()))
     if "dev300" in rel:  # never: the dev files are for evaluation only
         raise KgragError(f"{rel} is an evaluation file")
-    loaded = load_dataset(data_dir / rel)
-    qs = [q.model_copy(update={"domain": domain}) for q in loaded.questions
+    path = data_dir / rel
+    loaded = (medmcqa_questions(path) if path.name.startswith("medmcqa")
+              else load_dataset(path).questions)
+    qs = [q.model_copy(update={"domain": domain}) for q in loaded
           if q.is_multiple_choice and len(q.answers) == 1]
     # a seeded order of the whole file, cut at n: a larger n extends a smaller one's
     # questions (the record cache of `fit_records` is reused)
     return random.Random(seed).sample(qs, len(qs))[:n]
+
+
+def medmcqa_questions(path: Path) -> list[Question]:
+    """MedMCQA's rows (`opa`…`opd`, `cop` the 1-based correct option) as questions of the
+    file's stem, the ids the medical graph's records carry (`kg_builder.corpora`)."""
+    from kgrag.types import Choice
+
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        options = [r["opa"], r["opb"], r["opc"], r["opd"]]
+        out.append(Question(
+            id=str(r["id"]), text=r["question"], dataset=path.stem, kind="multiple_choice",
+            choices=[Choice(label=lab, text=str(t)) for lab, t in zip("ABCD", options,
+                                                                      strict=True)],
+            answers=["ABCD"[int(r["cop"]) - 1]]))
+    return out
 
 
 def accuracy(w: np.ndarray, xs: Sequence[np.ndarray], ys: Sequence[int]) -> float:

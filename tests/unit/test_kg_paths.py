@@ -218,3 +218,15 @@ def test_the_conditional_logit_learns_which_feature_marks_the_answer() -> None:
         ys.append(y)
     w = fit_logit(xs, ys, l2=0.1)
     assert w[1] > 1.0 and abs(w[0]) < 0.5
+
+
+def test_medmcqa_rows_become_training_questions_with_their_record_ids(tmp_path: Path) -> None:
+    from metakg.paths_fit import medmcqa_questions
+
+    f = tmp_path / "medmcqa_dev.jsonl"
+    f.write_text(json.dumps({"id": "m1", "question": "Which organ filters blood?",
+                             "opa": "liver", "opb": "kidney", "opc": "lung", "opd": "skin",
+                             "cop": 2, "exp": None}) + "\n")
+    (q,) = medmcqa_questions(f)
+    assert q.answers == ["B"] and [c.text for c in q.choices][1] == "kidney"
+    assert exclusion_prefix("medical", q) == "medical:medmcqa_dev:m1"
