@@ -440,60 +440,65 @@ def import_graph(store: GraphStore, embedder: Embedder | None, path: Path,
             check_not_reserved(reserved, f"importing {meta['domain']!r} as {domain!r}")
     report = WriteReport(domain)
     start = time.perf_counter()
-    rows: dict[str, list[dict[str, Any]]] = {"chunk": [], "entity": [], "fact": [],
-                                             "cooccur": []}
-    total = sum(meta.get("counts", {}).values()) or None
-    for n, rec in tqdm(records, total=total, unit="rec", desc=f"read {path.name}",
-                       disable=None, leave=False):
-        kind = rec.pop("type", None) if isinstance(rec, dict) else None
-        if kind not in rows:
-            log.warning("%s: skipping line %d (not a chunk, entity, fact or cooccur record)",
-                        path, n)
-            report.skipped_lines.append(n)
-            continue
-        rows[kind].append(rec)  # an entity's "emb" stays base64 until it is stored
-    report.stage_seconds["read"] = time.perf_counter() - start
-    expected = meta.get("counts") or {}
-    kinds = {"chunks": "chunk", "entities": "entity", "facts": "fact", "cooccurs": "cooccur"}
-    short = {k: (len(rows[kinds[k]]), n) for k, n in expected.items()
-             if k in kinds and len(rows[kinds[k]]) < n}
-    if short and not report.skipped_lines:
-        raise KgragError(f"{path} holds fewer records than its meta line says ({short}): a "
-                         "part of the export is missing",
-                         hint=f"the parts are {path.name}, {path.name}.part2, …; fetch all")
-    if domain != meta["domain"]:  # chunk and document ids are global: give the copy its own
-        _rename_sources(rows, meta["domain"], domain)
+    _check_parts(path, meta)
+    from kg_builder.graph_stream import stream_records
     from kg_builder.resolution import merged_key_map
 
-    report.redirected = _redirect_merged(rows, merged_key_map(store, domain))
+    key_map = merged_key_map(store, domain)
+    rename = _renamer(meta["domain"], domain) if domain != meta["domain"] else None
+    total = sum(meta.get("counts", {}).values()) or None
+    bar = tqdm(records, total=total, unit="rec", desc=f"import {path.name}", disable=None,
+               leave=False)
     writer = GraphWriter(store, embedder, domain, batch_size, embedder_factory=embedder_factory,
                          workers=workers)
-    writer.write(rows["chunk"], rows["entity"], rows["fact"], report)
-    writer.write_cooccurs(rows["cooccur"], report)
+    stream_records(writer, (_mapped(n, rec, key_map, rename, report) for n, rec in bar),
+                   report)
     report.seconds = time.perf_counter() - start
     return report
 
 
-def _redirect_merged(rows: dict[str, list[dict[str, Any]]], key_map: dict[str, str]) -> int:
-    """Map the keys that entity resolution merged away in the target domain to the node that
-    absorbed them, as builds do (`kg_builder.jobs`): importing an export into a resolved
-    domain then adds its facts to the surviving nodes instead of bringing the merged nodes
-    back. Returns how many entity records were folded into a survivor."""
-    if not key_map:
-        return 0
-    before = len(rows["entity"])
-    rows["entity"] = [e for e in rows["entity"] if e.get("key") not in key_map]
-    for kind in ("fact", "cooccur"):
-        mapped = []
-        for f in rows[kind]:
-            h, t = key_map.get(f["h"], f["h"]), key_map.get(f["t"], f["t"])
-            if h != t:  # both ends merged into one node: no self-loop
-                mapped.append({**f, "h": h, "t": t})
-        rows[kind] = mapped
-    return before - len(rows["entity"])
+def _check_parts(path: Path, meta: dict[str, Any]) -> None:
+    """Refuse an export whose parts hold fewer lines than its meta line counts (a part is
+    missing), before anything is written."""
+    expected = sum(n for k, n in (meta.get("counts") or {}).items()
+                   if k in ("chunks", "entities", "facts", "cooccurs"))
+    lines = 0
+    for part in part_paths(path):
+        with gzip.open(part, "rb") as f:
+            while block := f.read(1 << 24):
+                lines += block.count(b"\n")
+    if lines - 1 < expected:
+        raise KgragError(f"{path} holds fewer records than its meta line says ({lines - 1:,} "
+                         f"lines, {expected:,} records): a part of the export is missing",
+                         hint=f"the parts are {path.name}, {path.name}.part2, …; fetch all")
 
 
-def _rename_sources(rows: dict[str, list[dict[str, Any]]], old: str, new: str) -> None:
+def _mapped(n: int, rec: dict[str, Any] | None, key_map: dict[str, str],
+            rename: Callable[[str], str] | None, report: WriteReport
+            ) -> tuple[int, dict[str, Any] | None]:
+    """One record as it is written: ids renamed for another domain name, keys that entity
+    resolution merged away in the target domain mapped to their survivors (as builds do),
+    so importing into a resolved domain never brings merged nodes back."""
+    if not isinstance(rec, dict):
+        return n, rec
+    kind = rec.get("type")
+    if rename is not None:
+        if kind == "chunk":
+            rec["id"], rec["doc"] = rename(rec["id"]), rename(rec["doc"])
+        elif kind in ("fact", "cooccur"):
+            rec["chunks"] = [rename(i) for i in rec["chunks"]]
+    if key_map:
+        if kind == "entity" and rec.get("key") in key_map:
+            report.redirected += 1
+            return n, {"type": "skip"}
+        if kind in ("fact", "cooccur"):
+            rec["h"], rec["t"] = key_map.get(rec["h"], rec["h"]), key_map.get(rec["t"], rec["t"])
+            if rec["h"] == rec["t"]:  # both ends merged into one node: no self-loop
+                return n, {"type": "skip"}
+    return n, rec
+
+
+def _renamer(old: str, new: str) -> Callable[[str], str]:
     """Chunk and document ids start with their domain ("legal:file:record") and are unique
     across domains. An export loaded under another domain name gets ids of that domain,
     so the copy's provenance is its own and dropping either leaves the other whole."""
@@ -501,7 +506,4 @@ def _rename_sources(rows: dict[str, list[dict[str, Any]]], old: str, new: str) -
     def rename(i: str) -> str:
         return f"{new}:{i[len(old) + 1:]}" if i.startswith(f"{old}:") else f"{new}:{i}"
 
-    for c in rows["chunk"]:
-        c["id"], c["doc"] = rename(c["id"]), rename(c["doc"])
-    for f in rows["fact"] + rows["cooccur"]:
-        f["chunks"] = [rename(i) for i in f["chunks"]]
+    return rename
