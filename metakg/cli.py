@@ -33,9 +33,11 @@ def graph_coverage(
     domain: Annotated[str | None, typer.Option(help="Graph (default: the dataset's).")] = None,
     n: Annotated[int | None, typer.Option(min=1, help="First N questions.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
-    all_phrases: Annotated[bool, typer.Option(
-        "--all-phrases", help="Seeds: every matched phrase of the question, overlapping "
-                              "ones too (kg-paths' rule), not only the maximal ones.")] = False,
+    all_phrases: Annotated[bool | None, typer.Option(
+        "--all-phrases/--maximal-phrases",
+        help="Seeds: every matched phrase of the question, overlapping ones too (kg-paths' "
+             "rule), or only the maximal ones. Default: all for multiple choice, maximal "
+             "for open questions.", show_default=False)] = None,
 ) -> None:
     """How many questions' answers the graph reaches within 1, 2, 3 hops of the question's
     entities, beside the wrong options (no LLM; answers read only to score)."""

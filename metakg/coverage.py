@@ -377,8 +377,10 @@ def kind_table(report: CoverageReport, top: int = 30) -> list[str]:
 
 def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str | None,
                  n: int | None, progress: Callable[[int, int], None] | None = None,
-                 all_phrases: bool = False) -> CoverageReport:
-    """`kgrag graph coverage`: load the questions, check the domain, measure."""
+                 all_phrases: bool | None = None) -> CoverageReport:
+    """`kgrag graph coverage`: load the questions, check the domain, measure. Seeds
+    (`all_phrases`): by default every matched phrase for multiple choice, the seeds
+    `kg-paths` scores options from, and the maximal phrases for open questions."""
     from pathlib import Path
 
     from kgrag.datasets import load_dataset
@@ -390,6 +392,8 @@ def run_coverage(store: GraphStore, data_dir: object, dataset: str, domain: str 
         raise KgragError(f"domain {domain!r} has no facts ({status['entities']:,} entities)",
                          hint="build it with `kgrag build --domain ...`, or check "
                          "`kgrag graph stats --domain ...`")
+    if all_phrases is None:
+        all_phrases = any(q.is_multiple_choice for q in loaded.questions[:1])
     before = store.stats.queries
     total = len(loaded.questions)
     report = measure_coverage(

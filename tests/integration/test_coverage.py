@@ -61,6 +61,7 @@ def test_coverage_of_a_tiny_csqa_file(platform, graph, tmp_path: Path) -> None: 
     before = platform.store.stats.queries
     r = run_coverage(platform.store, tmp_path, str(path), graph, None)
     assert r.questions == 3 and r.skipped == 0 and r.kind == "multiple_choice"
+    assert r.all_phrases is True  # multiple choice: kg-paths' seeds by default
     assert r.concepts_matched == pytest.approx(2 / 3)
     assert r.correct_within_hops == pytest.approx({"1": 2 / 3, "2": 2 / 3, "3": 2 / 3})
     # wrong fractions: q1 0, 1/4, 2/4; q2 0, 1/4, 1/4; q3 0 (no seeds)
