@@ -62,6 +62,9 @@ WORKERS = 2
 PART_BYTES = 45_000_000
 # Entities (with their vectors) an export reads per round trip.
 EXPORT_PAGE = 20_000
+# The fields without which an export's record cannot be written (else it is a broken line).
+REQUIRED = {"chunk": ("id", "doc"), "entity": ("key", "name"),
+            "fact": ("h", "r", "t", "chunks"), "cooccur": ("h", "t", "chunks")}
 # Fact fields every exported fact line keeps, null or not (the format of FORMAT 1).
 FACT_FIELDS = frozenset({"h", "r", "t", "k", "chunks", "conf", "x"})
 
@@ -128,9 +131,6 @@ class GraphWriter:
         self.embed = embed
         self.batch_size = batch_size
         self.workers = max(1, workers)
-        # Element ids of the entities the fast path created (key -> id): the import's
-        # co-occurrence edges find their ends by them, as facts do.
-        self.created: dict[str, str] = {}
         store.run("kg/merge_domain", {"domain": domain})
 
     def _send(self, name: str, rows: Iterable[dict[str, Any]], report: WriteReport,
@@ -196,7 +196,6 @@ class GraphWriter:
             "kg/create_entities",
             ({"key": e["key"], "name": e["name"], "aliases": e["aliases"]} for e in ents
              if e.get("emb") is None), report, parallel=True)})
-        self.created = ids
         self._send("kg/create_facts",
                    ({**f, "h": ids[f["h"]], "t": ids[f["t"]]} for f in facts
                     if f["h"] in ids and f["t"] in ids), report)
@@ -212,18 +211,6 @@ class GraphWriter:
                     for e in ents), report)
         self._send("kg/merge_facts", facts, report)
         self._send("kg/merge_mentions", mentions(facts), report, max(1, self.batch_size // 10))
-
-    def write_cooccurs(self, rows: Sequence[dict[str, Any]], report: WriteReport) -> None:
-        """Co-occurrence edges of an export ({h, t, w, chunks}), after the entities they
-        join. They are no :REL facts, so `report.facts` does not count them. After a
-        fast-path write they are created by element id (one row per pair), else merged."""
-        ids = self.created
-        if not ids:
-            self._send("kg/import_cooccurs", rows, report)
-            return
-        pairs = {(r["h"], r["t"]): r for r in rows if r["h"] in ids and r["t"] in ids}
-        self._send("kg/create_cooccurs",
-                   ({**r, "h": ids[h], "t": ids[t]} for (h, t), r in pairs.items()), report)
 
     def embed_missing(self, report: WriteReport,
                       given: Mapping[str, str | Sequence[float]] | None = None,
@@ -482,6 +469,8 @@ def _mapped(n: int, rec: dict[str, Any] | None, key_map: dict[str, str],
     if not isinstance(rec, dict):
         return n, rec
     kind = rec.get("type")
+    if any(rec.get(k) is None for k in REQUIRED.get(kind, ())):  # type: ignore[arg-type]
+        return n, None  # a record without its keys: a broken line, skipped and reported
     if rename is not None:
         if kind == "chunk":
             rec["id"], rec["doc"] = rename(rec["id"]), rename(rec["doc"])

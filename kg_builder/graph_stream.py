@@ -84,7 +84,7 @@ class _Stream:
 
     def __init__(self, writer: GraphWriter, report: WriteReport, new: bool) -> None:
         self.w, self.report, self.new = writer, report, new
-        self.ids: dict[str, str] = writer.created  # key -> element id (fast path)
+        self.ids: dict[str, str] = {}  # key -> element id of the entities created (fast path)
         self.seen: set[tuple[str, ...]] = set()   # facts and edges sent (fast path)
         self.by_chunk: dict[str, set[str]] = {}   # chunk -> entity ids (or keys)
         self.held: list[Row] = []

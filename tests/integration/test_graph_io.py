@@ -144,11 +144,13 @@ def test_a_broken_line_is_skipped_and_reported(platform, test_domain, tmp_path: 
     with gzip.open(good, "rt") as f:
         lines = f.read().splitlines()
     lines.insert(3, '{"type": "entity", "key": ')  # truncated JSON at line 4
+    lines.append('{"type": "fact", "h": "fox", "r": "eats", "t": "hen"}')  # no chunks
+    lines.append('["not", "a", "record"]')
     bad = tmp_path / "bad.jsonl.gz"
     with gzip.open(bad, "wt") as f:
         f.write("\n".join(lines) + "\n")
     report = import_graph(platform.store, None, bad)
-    assert report.skipped_lines == [4]
+    assert report.skipped_lines == [4, len(lines) - 1, len(lines)]
     assert report.facts == 2
 
 
