@@ -77,7 +77,7 @@ def bench_chunks(
     from textrag.chunk_bench import bench_chunk_sizes, chunk_table, paired_sizes
 
     ks = _cut_offs(k)
-    words = _cut_offs(sizes)
+    words = _cut_offs(sizes, "--sizes", "100,150,200")
     p = Platform()
     questions = load_dataset(dataset, p.settings.data_dir, limit=n).questions
     kinds = [r.strip() for r in retrievers.split(",") if r.strip()]
@@ -319,14 +319,16 @@ def corpus_recall(
         console.print("\n".join(paired_table(paired_tests(rows, k_test))))
 
 
-def _cut_offs(k: str) -> list[int]:
-    """`--k 1,3,5` as whole numbers of at least 1."""
+def _cut_offs(k: str, option: str = "--k", example: str = "1,3,5") -> list[int]:
+    """`--k 1,3,5` (or another `option`'s list) as whole numbers of at least 1."""
     try:
         ks = [int(x) for x in k.split(",") if x.strip()]
     except ValueError:
-        raise KgragError(f"--k takes whole numbers, got {k!r}", hint="e.g. --k 1,3,5") from None
+        raise KgragError(f"{option} takes whole numbers, got {k!r}",
+                         hint=f"e.g. {option} {example}") from None
     if not ks or min(ks) < 1:
-        raise KgragError(f"--k takes cut-offs of at least 1, got {k!r}", hint="e.g. --k 1,3,5")
+        raise KgragError(f"{option} takes values of at least 1, got {k!r}",
+                         hint=f"e.g. {option} {example}")
     return ks
 
 
