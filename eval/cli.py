@@ -92,16 +92,14 @@ def eval_(
 
 def _published_bias(p: Platform, dataset: str, rotations: int | None) -> str | None:
     """The published runs' correction (`prompt-prior`, with the shipped priors) for a
-    dataset that has priors of this model, unless a bias is configured (kgrag.toml,
-    KGRAG_READER__BIAS) or rotations are asked for; a file `csqa.jsonl` is CommonsenseQA."""
+    dataset that has priors of this model (`Platform.use_published_bias`), unless a bias
+    is configured or rotations are asked for; a file `csqa.jsonl` is CommonsenseQA."""
     from kgrag.datasets import DATASETS
-    from kgrag.reader import published_bias
 
-    if rotations is not None or "bias" in p.settings.reader.model_fields_set:
+    if rotations is not None:
         return None
     name = dataset if dataset in DATASETS else Path(dataset).name.split(".")[0]
-    bias = published_bias(p.reader_config().prior_dir or p.settings.home / "priors",
-                          p.chat_name, name)
+    bias = p.use_published_bias(name)
     if bias:
         console.print(f"multiple choice: position priors of {p.chat_name} on {name} "
                       f"divided out (--bias {bias}, the published setting; --bias none "

@@ -19,7 +19,7 @@ from kgrag.config import Settings, load_settings
 from kgrag.errors import KgragError
 from kgrag.models import REGISTRY, ModelRegistry
 from kgrag.neo4j_server import ManagedNeo4j
-from kgrag.reader import ReaderConfig
+from kgrag.reader import ReaderConfig, published_bias
 
 if TYPE_CHECKING:
     from kgrag.embed import Embedder
@@ -178,6 +178,19 @@ class Platform:
         r = self.settings.reader
         return r if r.prior_dir else r.model_copy(update={"prior_dir": self.settings.home
                                                           / "priors"})
+
+    def use_published_bias(self, dataset: str) -> str | None:
+        """Read `dataset`'s options with the published runs' correction (`prompt-prior`,
+        `kgrag.reader.published_bias`) when this model has its priors and no bias is
+        configured (kgrag.toml, KGRAG_READER__BIAS); returns the bias it set, or None."""
+        if "bias" in self.settings.reader.model_fields_set:
+            return None
+        root = self.reader_config().prior_dir or self.settings.home / "priors"
+        bias = published_bias(root, self.chat_name, dataset)
+        if bias:
+            self.settings.reader = ReaderConfig.model_validate(
+                self.settings.reader.model_dump() | {"bias": bias})
+        return bias
 
     def close(self) -> None:
         if "store" in self.__dict__:

@@ -121,7 +121,7 @@ def graph_fit_fused(
     )
 
     p = Platform()
-    _published_reader(p, DATASET_OF.get(domain, domain))
+    p.use_published_bias(DATASET_OF.get(domain, domain))  # letters read as kgrag eval does
     meta = load_model(domain).meta
     sample = training_questions(p.settings.data_dir, domain, int(meta["questions"]),  # type: ignore[call-overload]
                                 seed=int(meta.get("seed", 7)))  # type: ignore[call-overload]
@@ -144,17 +144,3 @@ def graph_fit_fused(
     content.pop("fused_seed", None)
     path.write_text(json.dumps(content, indent=1) + "\n")
     console.print(f"{path}: fused weight {lam} (training accuracy by weight: {acc})")
-
-
-def _published_reader(p: Platform, dataset: str) -> None:
-    """The letter reader as `kgrag eval` reads `dataset`: its published position
-    correction (`kgrag.reader.published_bias`) unless a bias is configured."""
-    from kgrag.reader import ReaderConfig, published_bias
-
-    if "bias" in p.settings.reader.model_fields_set:
-        return
-    bias = published_bias(p.reader_config().prior_dir or p.settings.home / "priors",
-                          p.chat_name, dataset)
-    if bias:
-        p.settings.reader = ReaderConfig.model_validate(
-            p.settings.reader.model_dump() | {"bias": bias})

@@ -52,13 +52,17 @@ def platform(tmp_path: Path, **reader: object) -> Platform:
 
 
 def test_eval_takes_the_published_bias_for_datasets_with_priors(tmp_path: Path) -> None:
-    p = platform(tmp_path)
-    assert _published_bias(p, "csqa", None) == "prompt-prior"
-    assert _published_bias(p, "mmlu-law", None) == "prompt-prior"
-    assert _published_bias(p, str(tmp_path / "medqa.jsonl"), None) == "prompt-prior"
-    assert _published_bias(p, "hotpotqa", None) is None  # no priors: no correction
-    assert _published_bias(p, str(tmp_path / "mine.jsonl"), None) is None
-    assert _published_bias(p, "csqa", 0) is None  # rotations asked for: rotate's choice
+    def bias(dataset: str, rotations: int | None = None) -> str | None:
+        p = platform(tmp_path)
+        got = _published_bias(p, dataset, rotations)
+        assert p.settings.reader.bias == (got or "none")  # the reader is set to it
+        return got
+
+    assert bias("csqa") == "prompt-prior" and bias("mmlu-law") == "prompt-prior"
+    assert bias(str(tmp_path / "medqa.jsonl")) == "prompt-prior"
+    assert bias("hotpotqa") is None  # no priors: no correction
+    assert bias(str(tmp_path / "mine.jsonl")) is None
+    assert bias("csqa", 0) is None  # rotations asked for: rotate's choice
 
 
 def test_a_configured_bias_is_kept(tmp_path: Path) -> None:
