@@ -3,14 +3,16 @@
 MetaKGRAG: concepts, matched entities, per start entity the initial path and each cycle's
 re-searched path as a graph (pivot, misleading and boosted entities marked, weights before
 and after adjustment), coverage per concept, and the integrated evidence. SeaKR-style
-uncertainty and MetaRAG-style rounds when a trace carries them. Every path and evidence set
-comes with its Neo4j Browser link and Cypher; every step is also shown as JSON.
+uncertainty and MetaRAG-style rounds when a trace carries them. kg-paths and kg-fused: per
+option the reader's probability, the graph's score, the fused probability and the paths.
+Every path and evidence set comes with its Neo4j Browser link and Cypher; every step is
+also shown as JSON.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -89,6 +91,48 @@ def evidence_section(pred: Prediction, domain: str | None, base: str) -> None:
         browser_block(evidence_query(base, domain, ev.triples), f"{pred.method}_evidence")
 
 
+def option_section(pred: Prediction, choices: Mapping[str, str]) -> None:
+    """kg-paths and kg-fused: what the reader and the graph said about each option."""
+    rows = render.option_rows(pred.trace, choices)
+    if not rows:
+        return
+    st.subheader("Reader and graph per option")
+    seeds = render.path_seeds(pred.trace)
+    st.markdown("Question entities (where the paths start): " + (" · ".join(
+        render.escape_md(s) for s in seeds) if seeds else "none found in the graph"))
+    # a column nobody filled (kg-paths has no reader; a typed question no option texts)
+    shown = [k for k in rows[0] if any(r[k] not in (None, "") for r in rows)]
+    st.dataframe([{k: r[k] for k in shown} for r in rows], hide_index=True, width="stretch")
+    options = [r["option"] for r in rows]
+    probs = [k for k in ("reader p", "final p") if k in shown]
+    if probs:
+        bars: dict[str, list[Any]] = {"option": options}
+        bars.update({k: [r[k] for r in rows] for k in probs})
+        st.bar_chart(bars, x="option", y=probs, stack=False, y_label="probability",
+                     height=220)
+    if "graph score" in shown:
+        st.bar_chart({"option": options, "graph score": [r["graph score"] for r in rows]},
+                     x="option", y="graph score", height=180,
+                     y_label="graph score (log-linear, not a probability)")
+    weight = render.fusion_weight(pred.trace)
+    if weight is not None:
+        st.markdown(f"Fusion weight λ = {weight:g}: `log p(option) ∝ log p_reader(option) "
+                    "+ λ·score(option)`, renormalised over the options (λ = 0: the reader "
+                    "alone; an option the graph does not reach scores 0).")
+    else:
+        st.caption("No reader: the final probability is the softmax of the graph scores.")
+    by_label = {r["option"]: r for r in rows}
+    for label, paths in render.option_paths(pred.trace):
+        row = by_label.get(label, {})
+        text = f"{label}. {row['text']}" if row.get("text") else label
+        title = f"{text} — {len(paths)} path(s)" + (" · chosen" if row.get("chosen") else "")
+        with st.expander(title):
+            if paths:
+                st.markdown("\n".join(f"- {render.escape_md(p)}" for p in paths))
+            else:
+                st.caption("No path from a question entity reaches this option.")
+
+
 def text_method_sections(trace: Sequence[TraceStep]) -> None:
     rows = render_text.uncertainty_rows(trace)
     if rows:
@@ -162,6 +206,7 @@ def page() -> None:
     guarded(concepts_and_matches, pred.trace)
     guarded(refinement_section, pred, domain, base, tau)
     guarded(evidence_section, pred, domain, base)
+    guarded(option_section, pred, {c.label: c.text for c in src.question.choices})
     guarded(text_method_sections, pred.trace)
     guarded(other_triple_sets, pred, domain, base)
     full_trace(pred.trace)

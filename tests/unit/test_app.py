@@ -20,10 +20,10 @@ from kgrag.config import Settings
 from kgrag.errors import Neo4jUnavailable
 from kgrag.platform import Platform
 from kgrag.store import QueryStats
-from kgrag.types import Prediction, Question, TraceStep
+from kgrag.types import Choice, Prediction, Question, TraceStep
 from tests.doubles.scripted import ScriptedModel
 from tests.e2e.synthetic import write_synthetic_run
-from tests.unit.test_app_render import REFINEMENT
+from tests.unit.test_app_render import REFINEMENT, kg_fused_trace
 
 MAIN = str(Path(app.state.__file__).parent / "main.py")
 CSQA = [{"id": "c1", "answerKey": "B", "question": {
@@ -268,6 +268,30 @@ def test_reasoning_cycle_view_has_a_coverage_chart(tmp_path: Path, use) -> None:
     assert at.get("vega_lite_chart")
     note = escape_md("misleading entities: pet (GS 0.20)")
     assert any(note in m for m in texts(at, "markdown"))
+
+
+def test_reasoning_shows_reader_and_graph_per_option_for_kg_fused(tmp_path: Path, use) -> None:
+    use(make_platform(tmp_path, []))
+    q = Question(id="q1", text="Where would you find a fox?", kind="multiple_choice",
+                 choices=[Choice(label="A", text="forest"), Choice(label="B", text="oven"),
+                          Choice(label="C", text="zzz")])
+    pred = Prediction(question_id="q1", method="kg-fused", answer="A. forest",
+                      trace=kg_fused_trace(), setting="kg")
+    at = page("reasoning", reasoning=ReasoningSource(q, "commonsense", {"kg-fused": pred},
+                                                     "the Ask page"))
+    assert "Reader and graph per option" in texts(at, "subheader")
+    table = at.dataframe[0].value
+    assert list(table["option"]) == ["A", "B", "C"] and list(table["chosen"]) == [
+        True, False, False]
+    assert list(table["reader p"]) == [0.2, 0.5, 0.3]
+    assert len(at.get("vega_lite_chart")) == 2  # probabilities, graph scores
+    assert any(m.startswith("Fusion weight λ = 1:") for m in texts(at, "markdown"))
+    titles = [e.label for e in at.expander]
+    assert "A. forest — 2 path(s) · chosen" in titles and "C. zzz — 0 path(s)" in titles
+    assert "- fox —AtLocation→ forest\n- den – burrow —AtLocation— forest" in texts(
+        at, "markdown")
+    assert "Evidence sets in the trace" not in texts(at, "subheader")
+    assert len([t for t in titles if re.match(r"^\d+\. \[", t)]) == 3  # every step
 
 
 # ---------------------------------------------------------------------- Graphs

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -231,6 +232,124 @@ def test_a_real_metakgrag_trace_renders(tmp_path: Path) -> None:
     assert ev is not None and ev.triples
     assert render.concepts(pred.trace) == ["fox", "forest"]
     assert {m["concept"] for m in render.matches(pred.trace)} == {"fox", "forest"}
+
+
+# ---------------------------------------------------------------------- kg-paths, kg-fused
+PATHS_STEP = TraceStep(stage="paths", summary="2 question entities; options linked: A 2, B 1, C 0",
+                       data={"seeds": ["fox", "den"], "options": {
+                           "A": {"entities": ["forest"], "score": 1.25, "paths": [
+                               "fox -[AtLocation]-> forest", "den – burrow -[AtLocation]- forest"]},
+                           "B": {"entities": ["oven"], "score": -0.5,
+                                 "paths": ["oven -[UsedFor]-> bake"]},
+                           "C": {"entities": [], "score": 0.0, "paths": []}}})
+CHOICES = {"A": "forest", "B": "oven", "C": "zzz"}
+
+
+def kg_fused_trace() -> list[TraceStep]:
+    """The steps `metakg.kg_paths.KGFused` records: the reader's read, paths, the choice."""
+    return [TraceStep(stage="reader", summary="B. oven (p=0.50, 1 pass, bias none)",
+                      data={"label": "B", "letters": {"A": 0.2, "B": 0.5, "C": 0.3}}),
+            PATHS_STEP,
+            TraceStep(stage="choose", summary="A. forest (p=0.54, weight 1)", data={
+                "label": "A", "letters": {"A": 0.5366, "B": 0.2329, "C": 0.2305},
+                "reader": {"A": 0.2, "B": 0.5, "C": 0.3},
+                "graph": {"A": 1.25, "B": -0.5, "C": 0.0}, "weight": 1.0})]
+
+
+def test_kg_fused_rows_show_reader_graph_and_fused_per_option() -> None:
+    assert render.option_rows(kg_fused_trace(), CHOICES) == [
+        {"option": "A", "text": "forest", "reader p": 0.2, "graph score": 1.25,
+         "final p": 0.5366, "paths shown": 2, "chosen": True},
+        {"option": "B", "text": "oven", "reader p": 0.5, "graph score": -0.5,
+         "final p": 0.2329, "paths shown": 1, "chosen": False},
+        {"option": "C", "text": "zzz", "reader p": 0.3, "graph score": 0.0,
+         "final p": 0.2305, "paths shown": 0, "chosen": False}]
+    assert render.fusion_weight(kg_fused_trace()) == 1.0
+    assert render.path_seeds(kg_fused_trace()) == ["fox", "den"]
+    assert render.known_stages(kg_fused_trace()) == {1}  # the paths step, not the reader's
+    assert render.triple_sets(PATHS_STEP) == []  # not dumped again as an evidence set
+
+
+def test_kg_paths_rows_have_no_reader_and_no_weight() -> None:
+    choose = TraceStep(stage="choose", summary="A. forest (p=0.71)", data={
+        "label": "A", "letters": {"A": 0.7054, "B": 0.1226, "C": 0.172}})
+    rows = render.option_rows([PATHS_STEP, choose])
+    assert [(r["option"], r["text"], r["reader p"], r["graph score"], r["final p"],
+             r["chosen"]) for r in rows] == [
+        ("A", "", None, 1.25, 0.7054, True), ("B", "", None, -0.5, 0.1226, False),
+        ("C", "", None, 0.0, 0.172, False)]
+    assert render.fusion_weight([PATHS_STEP, choose]) is None
+    # the last "choose" before the paths (another method's read) is not the choice
+    assert not any(r["chosen"] for r in render.option_rows([choose, PATHS_STEP]))
+
+
+def test_option_paths_read_with_relations_on_the_arrows() -> None:
+    assert render.option_paths(kg_fused_trace()) == [
+        ("A", ["fox —AtLocation→ forest", "den – burrow —AtLocation— forest"]),
+        ("B", ["oven —UsedFor→ bake"]), ("C", [])]
+    assert render.readable_path("forest <-[AtLocation]- fox") == "forest ←AtLocation— fox"
+    assert render.readable_path([["a", "r", "b"], ["c", "s", "b"], ["x", "t", "y"]]) \
+        == "a —r→ b ←s— c; x —t→ y"
+
+
+@pytest.mark.parametrize("trace", [
+    [],
+    [TraceStep(stage="choose", summary="B", data={"label": "B", "letters": {"B": 1.0}})],
+    [TraceStep(stage="paths", summary="old layout", data={"paths": [["a", "r", "b"]]})],
+    [TraceStep(stage="paths", summary="", data={"options": ["A", "B"]})],
+    [TraceStep(stage="paths", summary="", data={"options": {"A": 1.25}})],
+    [TraceStep(stage="paths", summary="", data={"options": {}})],
+])
+def test_a_trace_without_a_well_formed_paths_step_has_no_option_rows(
+        trace: list[TraceStep]) -> None:
+    assert render.option_rows(trace, CHOICES) == []
+    assert render.option_paths(trace) == []
+    assert render.fusion_weight(trace) is None and render.path_seeds(trace) == []
+
+
+def test_odd_values_inside_a_paths_step_are_read_leniently() -> None:
+    paths = TraceStep(stage="paths", summary="", data={"options": {
+        "A": {"score": "high", "paths": "fox -[IsA]-> animal"}, "B": {}}})
+    choose = TraceStep(stage="choose", summary="", data={
+        "label": "B", "letters": {"A": "x", "B": 0.9}, "graph": {"A": 0.4}, "weight": True})
+    rows = render.option_rows([paths, choose])
+    assert [(r["graph score"], r["final p"], r["paths shown"], r["chosen"]) for r in rows] \
+        == [(0.4, None, 0, False), (None, 0.9, 0, True)]
+    assert render.option_paths([paths, choose]) == [("A", []), ("B", [])]
+    assert render.fusion_weight([paths, choose]) is None
+
+
+def test_a_real_kg_fused_trace_renders() -> None:
+    import math
+
+    import numpy as np
+
+    from metakg.kg_paths import KGFused, PathScorer
+    from metakg.path_features import FEATURES
+    from metakg.paths import Hood, PathModel
+    from metakg.seeds import EntityMatcher
+    from tests.unit.test_kg_paths import Q, hood
+
+    class Hoods:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
+            return hood(leak=False)
+
+    matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
+    weights = np.zeros(len(FEATURES))
+    weights[FEATURES.index("h1_back:AtLocation")] = 10.0  # the graph says A strongly
+    script = [{"A": math.log(0.2), "B": math.log(0.5), "C": math.log(0.3)}]
+    pred = KGFused(ScriptedModel(script), PathScorer(Hoods(), matcher, PathModel(weights)),
+                   weight=1.0).answer(Q)
+    assert pred.error is None, pred.error
+    rows = render.option_rows(pred.trace, {c.label: c.text for c in Q.choices})
+    assert [(r["option"], r["text"], r["chosen"]) for r in rows] == [
+        ("A", "forest", True), ("B", "oven", False), ("C", "zzz", False)]
+    assert [r["reader p"] for r in rows] == pytest.approx([0.2, 0.5, 0.3], abs=1e-3)
+    assert rows[0]["graph score"] > 0 and rows[2]["graph score"] == 0.0  # C: no entity
+    assert rows[0]["final p"] > rows[0]["reader p"] and rows[0]["paths shown"] >= 1
+    assert render.fusion_weight(pred.trace) == 1.0
+    paths = dict(render.option_paths(pred.trace))
+    assert paths["C"] == [] and all("—" in p and "-[" not in p for p in paths["A"])
 
 
 # ---------------------------------------------------------------------- text methods
