@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -31,6 +31,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from kgrag.errors import KgragError
 from kgrag.reader import ReaderConfig
 
 
@@ -234,9 +235,39 @@ _NEO4J_ENV = {
 }
 
 
+class SettingsError(KgragError, ValueError):
+    """kgrag.toml or a KGRAG_* variable names an unknown key or a bad value (a ValueError
+    too, as pydantic's was)."""
+
+
+def settings_errors(e: ValidationError) -> str:
+    """pydantic's errors as one line: `embedding.threads: extra inputs are not permitted`.
+
+    >>> from pydantic import BaseModel, ConfigDict
+    >>> class S(BaseModel):
+    ...     model_config = ConfigDict(extra="forbid")
+    >>> try:
+    ...     S.model_validate({"threads": 1})
+    ... except ValidationError as err:
+    ...     print(settings_errors(err))
+    threads: extra inputs are not permitted
+    """
+    parts = []
+    for err in e.errors():
+        where = ".".join(str(x) for x in err.get("loc", ()))
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{where}: {msg[:1].lower()}{msg[1:]}" if where else msg)
+    return "; ".join(parts)
+
+
 def load_settings(**overrides: object) -> Settings:
     """Read settings from kgrag.toml and the environment (the only place that does)."""
-    settings = Settings(**overrides)  # type: ignore[arg-type]
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as e:
+        raise SettingsError(f"invalid settings: {settings_errors(e)}",
+                         hint="check kgrag.toml and the KGRAG_* environment variables "
+                              "(a nested key is KGRAG_<SECTION>__<KEY>)") from None
     neo4j_env = {
         field: os.environ[var] for var, field in _NEO4J_ENV.items() if os.environ.get(var)
     }

@@ -73,3 +73,18 @@ def test_a_registered_section_reads_toml_and_env_and_refuses_typos(
     cfg.write_text("[metakgg]\nn_max = 2\n")
     with pytest.raises(ValueError, match="unknown settings metakgg"):
         load_settings()
+
+
+def test_a_bad_environment_variable_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Named with its section and key, with the variable's form as the hint; no
+    pydantic traceback."""
+    from kgrag.errors import KgragError
+
+    monkeypatch.setenv("KGRAG_EMBEDDING__THREADS", "1")
+    with pytest.raises(KgragError, match=r"embedding\.threads: extra inputs") as e:
+        load_settings()
+    assert "KGRAG_<SECTION>__<KEY>" in (e.value.hint or "")
+    monkeypatch.delenv("KGRAG_EMBEDDING__THREADS")
+    monkeypatch.setenv("KGRAG_MODEL__N_CTX", "many")
+    with pytest.raises(KgragError, match=r"model\.n_ctx: "):
+        load_settings()
