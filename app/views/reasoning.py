@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import icons, render, render_text, state
+from app import icons, render, render_options, render_text, state
 from app.asking import ReasoningSource
 from app.browser_links import BrowserQuery, evidence_query
 from kgrag.types import Prediction, TraceStep
@@ -93,11 +93,11 @@ def evidence_section(pred: Prediction, domain: str | None, base: str) -> None:
 
 def option_section(pred: Prediction, choices: Mapping[str, str]) -> None:
     """kg-paths and kg-fused: what the reader and the graph said about each option."""
-    rows = render.option_rows(pred.trace, choices)
+    rows = render_options.option_rows(pred.trace, choices)
     if not rows:
         return
     st.subheader("Reader and graph per option")
-    seeds = render.path_seeds(pred.trace)
+    seeds = render_options.path_seeds(pred.trace)
     st.markdown("Question entities (where the paths start): " + (" · ".join(
         render.escape_md(s) for s in seeds) if seeds else "none found in the graph"))
     # a column nobody filled (kg-paths has no reader; a typed question no option texts)
@@ -114,7 +114,7 @@ def option_section(pred: Prediction, choices: Mapping[str, str]) -> None:
         st.bar_chart({"option": options, "graph score": [r["graph score"] for r in rows]},
                      x="option", y="graph score", height=180,
                      y_label="graph score (log-linear, not a probability)")
-    weight = render.fusion_weight(pred.trace)
+    weight = render_options.fusion_weight(pred.trace)
     if weight is not None:
         st.markdown(f"Fusion weight λ = {weight:g}: `log p(option) ∝ log p_reader(option) "
                     "+ λ·score(option)`, renormalised over the options (λ = 0: the reader "
@@ -122,7 +122,7 @@ def option_section(pred: Prediction, choices: Mapping[str, str]) -> None:
     else:
         st.caption("No reader: the final probability is the softmax of the graph scores.")
     by_label = {r["option"]: r for r in rows}
-    for label, paths in render.option_paths(pred.trace):
+    for label, paths in render_options.option_paths(pred.trace):
         row = by_label.get(label, {})
         text = f"{label}. {row['text']}" if row.get("text") else label
         title = f"{text} — {len(paths)} path(s)" + (" · chosen" if row.get("chosen") else "")

@@ -14,7 +14,7 @@ import pytest
 
 import cypher
 from app import browser_links as bl
-from app import render, render_text, results
+from app import render, render_options, render_text, results
 from app.asking import (
     MAX_QUESTION_CHARS,
     AnswerJob,
@@ -257,15 +257,15 @@ def kg_fused_trace() -> list[TraceStep]:
 
 
 def test_kg_fused_rows_show_reader_graph_and_fused_per_option() -> None:
-    assert render.option_rows(kg_fused_trace(), CHOICES) == [
+    assert render_options.option_rows(kg_fused_trace(), CHOICES) == [
         {"option": "A", "text": "forest", "reader p": 0.2, "graph score": 1.25,
          "final p": 0.5366, "paths shown": 2, "chosen": True},
         {"option": "B", "text": "oven", "reader p": 0.5, "graph score": -0.5,
          "final p": 0.2329, "paths shown": 1, "chosen": False},
         {"option": "C", "text": "zzz", "reader p": 0.3, "graph score": 0.0,
          "final p": 0.2305, "paths shown": 0, "chosen": False}]
-    assert render.fusion_weight(kg_fused_trace()) == 1.0
-    assert render.path_seeds(kg_fused_trace()) == ["fox", "den"]
+    assert render_options.fusion_weight(kg_fused_trace()) == 1.0
+    assert render_options.path_seeds(kg_fused_trace()) == ["fox", "den"]
     assert render.known_stages(kg_fused_trace()) == {1}  # the paths step, not the reader's
     assert render.triple_sets(PATHS_STEP) == []  # not dumped again as an evidence set
 
@@ -273,22 +273,22 @@ def test_kg_fused_rows_show_reader_graph_and_fused_per_option() -> None:
 def test_kg_paths_rows_have_no_reader_and_no_weight() -> None:
     choose = TraceStep(stage="choose", summary="A. forest (p=0.71)", data={
         "label": "A", "letters": {"A": 0.7054, "B": 0.1226, "C": 0.172}})
-    rows = render.option_rows([PATHS_STEP, choose])
+    rows = render_options.option_rows([PATHS_STEP, choose])
     assert [(r["option"], r["text"], r["reader p"], r["graph score"], r["final p"],
              r["chosen"]) for r in rows] == [
         ("A", "", None, 1.25, 0.7054, True), ("B", "", None, -0.5, 0.1226, False),
         ("C", "", None, 0.0, 0.172, False)]
-    assert render.fusion_weight([PATHS_STEP, choose]) is None
+    assert render_options.fusion_weight([PATHS_STEP, choose]) is None
     # the last "choose" before the paths (another method's read) is not the choice
-    assert not any(r["chosen"] for r in render.option_rows([choose, PATHS_STEP]))
+    assert not any(r["chosen"] for r in render_options.option_rows([choose, PATHS_STEP]))
 
 
 def test_option_paths_read_with_relations_on_the_arrows() -> None:
-    assert render.option_paths(kg_fused_trace()) == [
+    assert render_options.option_paths(kg_fused_trace()) == [
         ("A", ["fox —AtLocation→ forest", "den – burrow —AtLocation— forest"]),
         ("B", ["oven —UsedFor→ bake"]), ("C", [])]
-    assert render.readable_path("forest <-[AtLocation]- fox") == "forest ←AtLocation— fox"
-    assert render.readable_path([["a", "r", "b"], ["c", "s", "b"], ["x", "t", "y"]]) \
+    assert render_options.readable_path("forest <-[AtLocation]- fox") == "forest ←AtLocation— fox"
+    assert render_options.readable_path([["a", "r", "b"], ["c", "s", "b"], ["x", "t", "y"]]) \
         == "a —r→ b ←s— c; x —t→ y"
 
 
@@ -302,9 +302,9 @@ def test_option_paths_read_with_relations_on_the_arrows() -> None:
 ])
 def test_a_trace_without_a_well_formed_paths_step_has_no_option_rows(
         trace: list[TraceStep]) -> None:
-    assert render.option_rows(trace, CHOICES) == []
-    assert render.option_paths(trace) == []
-    assert render.fusion_weight(trace) is None and render.path_seeds(trace) == []
+    assert render_options.option_rows(trace, CHOICES) == []
+    assert render_options.option_paths(trace) == []
+    assert render_options.fusion_weight(trace) is None and render_options.path_seeds(trace) == []
 
 
 def test_odd_values_inside_a_paths_step_are_read_leniently() -> None:
@@ -312,11 +312,11 @@ def test_odd_values_inside_a_paths_step_are_read_leniently() -> None:
         "A": {"score": "high", "paths": "fox -[IsA]-> animal"}, "B": {}}})
     choose = TraceStep(stage="choose", summary="", data={
         "label": "B", "letters": {"A": "x", "B": 0.9}, "graph": {"A": 0.4}, "weight": True})
-    rows = render.option_rows([paths, choose])
+    rows = render_options.option_rows([paths, choose])
     assert [(r["graph score"], r["final p"], r["paths shown"], r["chosen"]) for r in rows] \
         == [(0.4, None, 0, False), (None, 0.9, 0, True)]
-    assert render.option_paths([paths, choose]) == [("A", []), ("B", [])]
-    assert render.fusion_weight([paths, choose]) is None
+    assert render_options.option_paths([paths, choose]) == [("A", []), ("B", [])]
+    assert render_options.fusion_weight([paths, choose]) is None
 
 
 def test_a_real_kg_fused_trace_renders() -> None:
@@ -341,14 +341,14 @@ def test_a_real_kg_fused_trace_renders() -> None:
     pred = KGFused(ScriptedModel(script), PathScorer(Hoods(), matcher, PathModel(weights)),
                    weight=1.0).answer(Q)
     assert pred.error is None, pred.error
-    rows = render.option_rows(pred.trace, {c.label: c.text for c in Q.choices})
+    rows = render_options.option_rows(pred.trace, {c.label: c.text for c in Q.choices})
     assert [(r["option"], r["text"], r["chosen"]) for r in rows] == [
         ("A", "forest", True), ("B", "oven", False), ("C", "zzz", False)]
     assert [r["reader p"] for r in rows] == pytest.approx([0.2, 0.5, 0.3], abs=1e-3)
     assert rows[0]["graph score"] > 0 and rows[2]["graph score"] == 0.0  # C: no entity
     assert rows[0]["final p"] > rows[0]["reader p"] and rows[0]["paths shown"] >= 1
-    assert render.fusion_weight(pred.trace) == 1.0
-    paths = dict(render.option_paths(pred.trace))
+    assert render_options.fusion_weight(pred.trace) == 1.0
+    paths = dict(render_options.option_paths(pred.trace))
     assert paths["C"] == [] and all("—" in p and "-[" not in p for p in paths["A"])
 
 
