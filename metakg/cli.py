@@ -16,6 +16,7 @@ import numpy as np
 import typer
 
 from kgrag.commands import console, err, group
+from kgrag.errors import KgragError
 from kgrag.platform import Platform
 
 
@@ -71,6 +72,11 @@ def graph_fit_paths(
     seed: Annotated[int, typer.Option(help="Seed of the training questions' order.")] = 7,
     l2: Annotated[float | None, typer.Option(
         min=0.0, help="L2 penalty of the logit (default: chosen by 5-fold CV).")] = None,
+    leave_out: Annotated[str, typer.Option(
+        help="What each training question is read without: its own record in the graph, "
+             "or every record of its training file (`source`: when the evaluation "
+             "questions come from another dataset than the graph's records, as MedQA's "
+             "from MedMCQA's).")] = "record",
 ) -> None:
     """Fit kg-paths (ours) on the domain's training questions only (never a dev file),
     each read without the facts of its own record; writes metakg/weights/."""
@@ -80,13 +86,16 @@ def graph_fit_paths(
     from metakg.paths import PathModel
     from metakg.paths_fit import fit_paths, training_questions, write_weights
 
+    if leave_out not in ("record", "source"):
+        raise KgragError(f"unknown --leave-out {leave_out!r}", hint="record or source")
     p = Platform()
     qs = training_questions(p.settings.data_dir, domain, n, seed=seed)
     scorer = scorer_for(p, domain, PathModel(np.zeros(0)))
     with Progress(console=err) as bar:
         task = bar.add_task(f"paths of {len(qs)} training questions", total=len(qs))
         content = fit_paths(scorer, qs, domain, l2=l2, cache=_records_cache(p, domain),
-                            progress=lambda i: bar.update(task, completed=i))
+                            progress=lambda i: bar.update(task, completed=i),
+                            leave_out=leave_out)  # type: ignore[arg-type]
     content["seed"] = seed
     path = write_weights(content, domain)
     console.print(f"{path}: {content['questions']} questions, L2 {content['l2']}; "
@@ -127,7 +136,8 @@ def graph_fit_fused(
                                 seed=int(meta.get("seed", 7)))  # type: ignore[call-overload]
     method = p.method("kg-fused", domain)
     rows = fit_records(method.scorer(sample[0]), sample, domain,  # type: ignore[attr-defined]
-                       cache=_records_cache(p, domain))
+                       cache=_records_cache(p, domain),
+                       leave_out=str(meta.get("leave_out", "record")))  # type: ignore[arg-type]
     scores = held_out_scores(rows, float(meta["l2"]))[:n]  # type: ignore[arg-type]
     qs = [q for q, _, _ in rows[:n]]
     with Progress(console=err) as bar:

@@ -33,7 +33,7 @@ import numpy as np
 
 from kgrag.errors import KgragError
 from kgrag.types import Question
-from metakg.kg_paths import PathScorer, fit_features, fuse, weights_path
+from metakg.kg_paths import LeaveOut, PathScorer, fit_features, fuse, weights_path
 from metakg.path_features import FEATURES, option_features
 from metakg.paths import PathRecord, fit_logit
 
@@ -116,11 +116,13 @@ def cv_accuracy(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float) -> float
 
 def fit_paths(scorer: PathScorer, questions: Sequence[Question], domain: str, *,
               l2: float | None = None, cache: Path | None = None,
-              progress: Callable[[int], None] | None = None) -> dict[str, object]:
+              progress: Callable[[int], None] | None = None,
+              leave_out: LeaveOut = "record") -> dict[str, object]:
     """Choose the L2 strength by 5-fold cross-validation on the training questions (or
     take `l2`), beside the crude baseline (the count of question entities linked to each
-    option, as a one-feature logit), then fit on all; returns the weights file's content."""
-    xs, ys = fit_features(scorer, questions, domain, progress, cache)
+    option, as a one-feature logit), then fit on all; returns the weights file's content.
+    `leave_out`: what each training question is read without (`exclusion_prefix`)."""
+    xs, ys = fit_features(scorer, questions, domain, progress, cache, leave_out)
     if len(xs) < 10 * FOLDS:
         raise KgragError(f"only {len(xs)} training questions could be read",
                          hint="check the domain graph and the training file")
@@ -135,7 +137,8 @@ def fit_paths(scorer: PathScorer, questions: Sequence[Question], domain: str, *,
             "cv_accuracy_crude_count": round(cv_accuracy([x[:, [crude]] for x in xs], ys,
                                                          1.0), 4),
             "train_accuracy": round(accuracy(w_all, xs, ys), 4),
-            "command": "kgrag " + shlex.join(sys.argv[1:]), "fused_weight": 0.0}
+            "leave_out": leave_out, "command": "kgrag " + shlex.join(sys.argv[1:]),
+            "fused_weight": 0.0}
 
 
 def write_weights(content: dict[str, object], domain: str, path: Path | None = None

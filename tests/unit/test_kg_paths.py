@@ -157,6 +157,33 @@ def test_the_fit_leaves_out_facts_from_the_questions_own_record(tmp_path: Path) 
     assert rows[0][2] == 0 and np.array_equal(option_features(rows[0][1]), xs[0])
 
 
+def test_leaving_out_the_source_hides_every_record_of_the_training_file(
+        tmp_path: Path) -> None:
+    """--leave-out source: the sibling record (d:csqa_train:q2, answer "ovens") is left
+    out too; other sources (WordNet, ConceptNet) stay; the cache keeps both readings apart."""
+    x_rec = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
+                                        exclude=OWN))
+    src = exclusion_prefix("d", Q, "source")
+    assert src == "d:csqa_train"
+    x_src = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
+                                        exclude=src))
+    assert x_rec[1, col("record_answer")] > 0  # the sibling's answer names oven …
+    assert x_src[1, col("record_answer")] == 0.0  # … and is hidden with its source
+    assert x_src[0, SEEDS_1] > 0  # ConceptNet's fox -AtLocation-> forest stays
+
+    class Hoods:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
+            return hood()
+
+    matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
+    scorer = PathScorer(Hoods(), matcher, PathModel(np.ones(len(FEATURES))))
+    cache = tmp_path / "records.jsonl"
+    a, _ = fit_features(scorer, [Q], "d", cache=cache)
+    b, _ = fit_features(scorer, [Q], "d", cache=cache, leave_out="source")
+    assert a[0][1, col("record_answer")] > 0 and b[0][1, col("record_answer")] == 0.0
+    assert [json.loads(x)["exclude"] for x in cache.read_text().splitlines()] == [OWN, src]
+
+
 def test_held_out_scores_come_from_weights_fitted_without_the_question() -> None:
     rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(leak=False))
     rows = [(Q, rec, 0)] * 10
