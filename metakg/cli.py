@@ -112,6 +112,12 @@ def graph_fit_fused(
                       ] = "commonsense",
     n: Annotated[int, typer.Option(min=10, help="Training questions: the first N of "
                                                 "fit-paths' sample.")] = 200,
+    min_words: Annotated[int, typer.Option(
+        min=0, help="Fit on the first N training questions of at least this many words "
+                    "that fit-paths did not see (their kg-paths scores are held out by "
+                    "construction): a sample shaped like the evaluation questions, e.g. "
+                    "MedQA's long vignettes against MedMCQA's median of 11 words. "
+                    "0: the first N of fit-paths' sample.")] = 0,
 ) -> None:
     """Fit kg-fused's weight λ (ours) on training questions only: the reader's letter
     distribution and held-out kg-paths scores, λ on a grid from 0 (the graph does not
@@ -125,6 +131,7 @@ def graph_fit_fused(
         DATASET_OF,
         fit_fused_weight,
         held_out_scores,
+        model_scores,
         reader_letters,
         training_questions,
     )
@@ -135,11 +142,24 @@ def graph_fit_fused(
     sample = training_questions(p.settings.data_dir, domain, int(meta["questions"]),  # type: ignore[call-overload]
                                 seed=int(meta.get("seed", 7)))  # type: ignore[call-overload]
     method = p.method("kg-fused", domain)
-    rows = fit_records(method.scorer(sample[0]), sample, domain,  # type: ignore[attr-defined]
-                       cache=_records_cache(p, domain),
-                       leave_out=str(meta.get("leave_out", "record")))  # type: ignore[arg-type]
-    scores = held_out_scores(rows, float(meta["l2"]))[:n]  # type: ignore[arg-type]
+    scorer = method.scorer(sample[0])  # type: ignore[attr-defined]
+    leave_out = str(meta.get("leave_out", "record"))
+    if min_words:
+        seen = {q.id for q in sample}
+        unseen = [q for q in training_questions(p.settings.data_dir, domain, None,
+                                                seed=int(meta.get("seed", 7)))  # type: ignore[call-overload]
+                  if q.id not in seen and len(q.text.split()) >= min_words]
+        rows = fit_records(scorer, unseen[:n], domain, cache=_records_cache(p, domain),
+                           leave_out=leave_out)  # type: ignore[arg-type]
+        scores = model_scores(rows, scorer.model)
+    else:
+        rows = fit_records(scorer, sample, domain, cache=_records_cache(p, domain),
+                           leave_out=leave_out)  # type: ignore[arg-type]
+        scores = held_out_scores(rows, float(meta["l2"]))[:n]  # type: ignore[arg-type]
     qs = [q for q, _, _ in rows[:n]]
+    if not qs:
+        raise KgragError(f"no training question of {domain} has {min_words} words or more "
+                         "outside fit-paths' sample", hint="lower --min-words")
     with Progress(console=err) as bar:
         task = bar.add_task(f"reader on {len(qs)} training questions", total=len(qs))
         readers = reader_letters(
@@ -148,7 +168,7 @@ def graph_fit_fused(
     lam, acc = fit_fused_weight(readers, scores, [q.answers[0] for q in qs])
     path = weights_path(domain)
     content = json.loads(path.read_text())
-    content.update({"fused_weight": lam, "fused_questions": len(qs),
+    content.update({"fused_weight": lam, "fused_questions": len(qs), "fused_min_words": min_words,
                     "fused_accuracy_by_weight": acc,
                     "fused_command": "kgrag " + " ".join(sys.argv[1:])})
     content.pop("fused_seed", None)

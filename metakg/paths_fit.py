@@ -35,7 +35,7 @@ from kgrag.errors import KgragError
 from kgrag.types import Question
 from metakg.kg_paths import LeaveOut, PathScorer, fit_features, fuse, weights_path
 from metakg.path_features import FEATURES, option_features
-from metakg.paths import PathRecord, fit_logit
+from metakg.paths import PathModel, PathRecord, fit_logit
 
 TRAIN_FILES = {
     "commonsense": "commonsense/csqa_train.jsonl",
@@ -207,6 +207,18 @@ def reader_letters(method: object, questions: Sequence[Question], domain: str,
         if progress:
             progress(i)
     return readers
+
+
+def model_scores(rows: Sequence[tuple[Question, PathRecord, int]], model: PathModel
+                 ) -> list[dict[str, float]]:
+    """kg-paths scores of questions the fitted `model` never saw (an option with no entity
+    scores 0, as in `PathScorer.score`)."""
+    out = []
+    for q, r, _ in rows:
+        raw = model.scores(list(option_features(r)))
+        out.append({c.label: (float(v) if o.keys else 0.0)
+                    for c, o, v in zip(q.choices, r.options, raw, strict=True)})
+    return out
 
 
 def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float

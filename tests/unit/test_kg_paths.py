@@ -33,7 +33,7 @@ from metakg.paths import (
     path_record,
     record_answer,
 )
-from metakg.paths_fit import held_out_scores
+from metakg.paths_fit import held_out_scores, model_scores
 from metakg.seeds import EntityMatcher
 from tests.doubles.scripted import ScriptedModel
 
@@ -190,6 +190,18 @@ def test_held_out_scores_come_from_weights_fitted_without_the_question() -> None
     scores = held_out_scores(rows, l2=1.0)
     assert len(scores) == 10 and scores[0]["C"] == 0.0  # no entity: 0
     assert all(s["A"] > s["B"] for s in scores)
+
+
+def test_model_scores_of_unseen_questions_are_the_weights_times_the_features() -> None:
+    """`fit-fused --min-words`: questions fit-paths never saw are scored by the committed
+    weights as they are; an option with no entity scores 0."""
+    rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(leak=False))
+    w = np.zeros(len(FEATURES))
+    w[SEEDS_1] = 2.0
+    x = option_features(rec)
+    (got,) = model_scores([(Q, rec, 0)], PathModel(w))
+    assert got == {"A": 2.0 * x[0, SEEDS_1], "B": 2.0 * x[1, SEEDS_1], "C": 0.0}
+    assert got["A"] > got["B"] >= 0.0  # fox and den link to forest at 1 hop, not to oven
 
 
 def test_scores_zero_for_an_option_without_entities_and_the_argmax_answers() -> None:
