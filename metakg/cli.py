@@ -77,6 +77,10 @@ def graph_fit_paths(
              "or every record of its training file (`source`: when the evaluation "
              "questions come from another dataset than the graph's records, as MedQA's "
              "from MedMCQA's).")] = "record",
+    drop_presence: Annotated[bool, typer.Option(
+        "--drop-presence", help="Hold the option-presence features (has_entity, "
+                                "option_degree, only_question_entity) at 0: a training "
+                                "question's own record made its answer's entity.")] = False,
 ) -> None:
     """Fit kg-paths (ours) on the domain's training questions only (never a dev file),
     each read without the facts of its own record; writes metakg/weights/."""
@@ -84,7 +88,7 @@ def graph_fit_paths(
 
     from metakg.kg_paths import scorer_for
     from metakg.paths import PathModel
-    from metakg.paths_fit import fit_paths, training_questions, write_weights
+    from metakg.paths_fit import PRESENCE, fit_paths, training_questions, write_weights
 
     if leave_out not in ("record", "source"):
         raise KgragError(f"unknown --leave-out {leave_out!r}", hint="record or source")
@@ -95,7 +99,8 @@ def graph_fit_paths(
         task = bar.add_task(f"paths of {len(qs)} training questions", total=len(qs))
         content = fit_paths(scorer, qs, domain, l2=l2, cache=_records_cache(p, domain),
                             progress=lambda i: bar.update(task, completed=i),
-                            leave_out=leave_out)  # type: ignore[arg-type]
+                            leave_out=leave_out,  # type: ignore[arg-type]
+                            drop=PRESENCE if drop_presence else ())
     content["seed"] = seed
     path = write_weights(content, domain)
     console.print(f"{path}: {content['questions']} questions, L2 {content['l2']}; "
@@ -155,7 +160,8 @@ def graph_fit_fused(
     else:
         rows = fit_records(scorer, sample, domain, cache=_records_cache(p, domain),
                            leave_out=leave_out)  # type: ignore[arg-type]
-        scores = held_out_scores(rows, float(meta["l2"]))[:n]  # type: ignore[arg-type]
+        scores = held_out_scores(rows, float(meta["l2"]),  # type: ignore[arg-type]
+                                 list(meta.get("dropped_features", ())))[:n]  # type: ignore[call-overload]
     qs = [q for q, _, _ in rows[:n]]
     if not qs:
         raise KgragError(f"no training question of {domain} has {min_words} words or more "

@@ -108,6 +108,31 @@ def out_of_fold(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float, folds: i
     return out
 
 
+# Features that say an option *exists* in the graph, and how connected it is: a training
+# question's own record created its answer's entity and edges, so these read the answer
+# even with the record's facts left out (node presence and degree are not filtered by
+# provenance). On MedMCQA they carry 10 of kg-paths' 61 CV points; MedQA's answers get no
+# such help.
+PRESENCE = ("has_entity", "option_degree", "only_question_entity")
+
+
+def drop_features(xs: Sequence[np.ndarray], drop: Sequence[str]) -> list[np.ndarray]:
+    """The feature matrices with the `drop` columns set to 0 (unknown names refused)."""
+    unknown = [f for f in drop if f not in FEATURES]
+    if unknown:
+        raise KgragError(f"unknown kg-paths feature(s): {', '.join(unknown)}",
+                         hint="see metakg.path_features.FEATURES")
+    if not drop:
+        return list(xs)
+    cols = [FEATURES.index(f) for f in drop]
+    out = []
+    for x in xs:
+        x = x.copy()
+        x[:, cols] = 0.0
+        out.append(x)
+    return out
+
+
 def cv_accuracy(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float) -> float:
     """Cross-validated accuracy (`out_of_fold`, ties to the first option)."""
     scores = out_of_fold(xs, ys, l2)
@@ -117,12 +142,15 @@ def cv_accuracy(xs: Sequence[np.ndarray], ys: Sequence[int], l2: float) -> float
 def fit_paths(scorer: PathScorer, questions: Sequence[Question], domain: str, *,
               l2: float | None = None, cache: Path | None = None,
               progress: Callable[[int], None] | None = None,
-              leave_out: LeaveOut = "record") -> dict[str, object]:
+              leave_out: LeaveOut = "record", drop: Sequence[str] = ()
+              ) -> dict[str, object]:
     """Choose the L2 strength by 5-fold cross-validation on the training questions (or
     take `l2`), beside the crude baseline (the count of question entities linked to each
     option, as a one-feature logit), then fit on all; returns the weights file's content.
-    `leave_out`: what each training question is read without (`exclusion_prefix`)."""
+    `leave_out`: what each training question is read without (`exclusion_prefix`);
+    `drop`: features held at 0, so their weights stay 0 (`PRESENCE`)."""
     xs, ys = fit_features(scorer, questions, domain, progress, cache, leave_out)
+    xs = drop_features(xs, drop)
     if len(xs) < 10 * FOLDS:
         raise KgragError(f"only {len(xs)} training questions could be read",
                          hint="check the domain graph and the training file")
@@ -137,7 +165,8 @@ def fit_paths(scorer: PathScorer, questions: Sequence[Question], domain: str, *,
             "cv_accuracy_crude_count": round(cv_accuracy([x[:, [crude]] for x in xs], ys,
                                                          1.0), 4),
             "train_accuracy": round(accuracy(w_all, xs, ys), 4),
-            "leave_out": leave_out, "command": "kgrag " + shlex.join(sys.argv[1:]),
+            "leave_out": leave_out, "dropped_features": list(drop),
+            "command": "kgrag " + shlex.join(sys.argv[1:]),
             "fused_weight": 0.0}
 
 
@@ -221,11 +250,12 @@ def model_scores(rows: Sequence[tuple[Question, PathRecord, int]], model: PathMo
     return out
 
 
-def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float
-                    ) -> list[dict[str, float]]:
+def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float,
+                    drop: Sequence[str] = ()) -> list[dict[str, float]]:
     """kg-paths scores of training questions, each from weights fitted without it
-    (`out_of_fold`); an option with no entity scores 0, as in `PathScorer.score`."""
-    xs = [option_features(r) for _, r, _ in rows]
+    (`out_of_fold`, `drop` held at 0 as in the fit); an option with no entity scores 0, as
+    in `PathScorer.score`."""
+    xs = drop_features([option_features(r) for _, r, _ in rows], drop)
     oof = out_of_fold(xs, [y for _, _, y in rows], l2)
     return [{c.label: (float(v) if o.keys else 0.0)
              for c, o, v in zip(q.choices, r.options, s, strict=True)}

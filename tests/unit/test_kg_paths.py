@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from kgrag.baselines import LLMOnly
+from kgrag.errors import KgragError
 from kgrag.types import Choice, Question
 from metakg.kg_paths import (
     KGFused,
@@ -33,7 +34,7 @@ from metakg.paths import (
     path_record,
     record_answer,
 )
-from metakg.paths_fit import held_out_scores, model_scores
+from metakg.paths_fit import PRESENCE, drop_features, held_out_scores, model_scores
 from metakg.seeds import EntityMatcher
 from tests.doubles.scripted import ScriptedModel
 
@@ -202,6 +203,20 @@ def test_model_scores_of_unseen_questions_are_the_weights_times_the_features() -
     (got,) = model_scores([(Q, rec, 0)], PathModel(w))
     assert got == {"A": 2.0 * x[0, SEEDS_1], "B": 2.0 * x[1, SEEDS_1], "C": 0.0}
     assert got["A"] > got["B"] >= 0.0  # fox and den link to forest at 1 hop, not to oven
+
+
+def test_dropped_presence_features_are_held_at_zero_and_unknown_names_refused() -> None:
+    rec = path_record(["fox", "den"], [("forest",), ("oven",), ()], hood(leak=False))
+    x = option_features(rec)
+    has = col("has_entity")
+    assert x[0, has] > 0  # forest names an entity
+    (dropped,) = drop_features([x], PRESENCE)
+    assert dropped[:, [col(f) for f in PRESENCE]].sum() == 0.0
+    assert x[0, has] > 0 and dropped[0, SEEDS_1] == x[0, SEEDS_1]  # a copy; the rest kept
+    scores = held_out_scores([(Q, rec, 0)] * 10, l2=1.0, drop=PRESENCE)
+    assert all(s["A"] > s["B"] for s in scores)
+    with pytest.raises(KgragError, match="has_entiti"):
+        drop_features([x], ["has_entiti"])
 
 
 def test_scores_zero_for_an_option_without_entities_and_the_argmax_answers() -> None:
