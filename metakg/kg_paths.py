@@ -283,8 +283,9 @@ def fit_records(scorer: PathScorer, questions: Sequence[Question], domain: str,
                 cache: Path | None = None, progress: Callable[[int], None] | None = None,
                 leave_out: LeaveOut = "record") -> list[tuple[Question, PathRecord, int]]:
     """Training questions with their path records and correct rows, each read without
-    the facts whose only provenance is its own record. `cache`: a JSON Lines file of
-    records by question id, read first and appended to, so a refit (or a new feature
+    the facts whose only provenance is its own record (or its training file,
+    `leave_out="source"`). `cache`: a JSON Lines file of records by question id and what
+    they were read without, read first and appended to, so a refit (or a new feature
     design) reads Neo4j only for questions it has not seen. Delete it after the graph
     changes."""
     seen: dict[tuple[str, str], PathRecord] = {}  # (question id, what it was read without)

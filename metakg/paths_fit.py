@@ -238,16 +238,17 @@ def reader_letters(method: object, questions: Sequence[Question], domain: str,
     return readers
 
 
+def _by_label(q: Question, r: PathRecord, raw: Sequence[float] | np.ndarray
+              ) -> dict[str, float]:
+    """Option label → score; an option with no entity scores 0, as in `PathScorer.score`."""
+    return {c.label: (float(v) if o.keys else 0.0)
+            for c, o, v in zip(q.choices, r.options, raw, strict=True)}
+
+
 def model_scores(rows: Sequence[tuple[Question, PathRecord, int]], model: PathModel
                  ) -> list[dict[str, float]]:
-    """kg-paths scores of questions the fitted `model` never saw (an option with no entity
-    scores 0, as in `PathScorer.score`)."""
-    out = []
-    for q, r, _ in rows:
-        raw = model.scores(list(option_features(r)))
-        out.append({c.label: (float(v) if o.keys else 0.0)
-                    for c, o, v in zip(q.choices, r.options, raw, strict=True)})
-    return out
+    """kg-paths scores of questions the fitted `model` never saw."""
+    return [_by_label(q, r, model.scores(list(option_features(r)))) for q, r, _ in rows]
 
 
 def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float,
@@ -257,6 +258,4 @@ def held_out_scores(rows: Sequence[tuple[Question, PathRecord, int]], l2: float,
     in `PathScorer.score`."""
     xs = drop_features([option_features(r) for _, r, _ in rows], drop)
     oof = out_of_fold(xs, [y for _, _, y in rows], l2)
-    return [{c.label: (float(v) if o.keys else 0.0)
-             for c, o, v in zip(q.choices, r.options, s, strict=True)}
-            for (q, r, _), s in zip(rows, oof, strict=True)]
+    return [_by_label(q, r, s) for (q, r, _), s in zip(rows, oof, strict=True)]

@@ -124,6 +124,17 @@ def test_records_round_trip_through_the_cache_line() -> None:
     assert np.array_equal(option_features(again), option_features(rec))
 
 
+def fox_scorer() -> PathScorer:
+    """A scorer over `hood()` (with the own-record leak) that matches fox, forest, oven."""
+
+    class Hoods:
+        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
+            return hood()
+
+    matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
+    return PathScorer(Hoods(), matcher, PathModel(np.ones(len(FEATURES))))
+
+
 def test_the_fit_leaves_out_facts_from_the_questions_own_record(tmp_path: Path) -> None:
     leak = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood()))
     own = option_features(path_record(["fox"], [("forest",), ("oven",), ()], hood(),
@@ -135,12 +146,7 @@ def test_the_fit_leaves_out_facts_from_the_questions_own_record(tmp_path: Path) 
                                         exclude="d:csqa_train:q2"))
     assert other[1, SEEDS_1] > 0  # another question's record does not hide it
 
-    class Hoods:
-        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
-            return hood()
-
-    matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
-    scorer = PathScorer(Hoods(), matcher, PathModel(np.ones(len(FEATURES))))
+    scorer = fox_scorer()
     cache = tmp_path / "records.jsonl"
     xs, ys = fit_features(scorer, [Q], "d", cache=cache)
     assert ys == [0] and xs[0][1, SEEDS_1] == 0.0  # fitted without the leak
@@ -153,7 +159,7 @@ def test_the_fit_leaves_out_facts_from_the_questions_own_record(tmp_path: Path) 
         def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
             raise AssertionError("a cached question read the graph again")
 
-    rows = fit_records(PathScorer(Refuse(), matcher, PathModel(np.ones(1))), [Q], "d",
+    rows = fit_records(PathScorer(Refuse(), scorer.matcher, PathModel(np.ones(1))), [Q], "d",
                        cache=cache)
     assert rows[0][2] == 0 and np.array_equal(option_features(rows[0][1]), xs[0])
 
@@ -172,12 +178,7 @@ def test_leaving_out_the_source_hides_every_record_of_the_training_file(
     assert x_src[1, col("record_answer")] == 0.0  # … and is hidden with its source
     assert x_src[0, SEEDS_1] > 0  # ConceptNet's fox -AtLocation-> forest stays
 
-    class Hoods:
-        def read(self, keys: Sequence[str], seeds: Sequence[str] = ()) -> Hood:
-            return hood()
-
-    matcher = EntityMatcher(lambda ks: {k for k in ks if k in {"fox", "forest", "oven"}})
-    scorer = PathScorer(Hoods(), matcher, PathModel(np.ones(len(FEATURES))))
+    scorer = fox_scorer()
     cache = tmp_path / "records.jsonl"
     a, _ = fit_features(scorer, [Q], "d", cache=cache)
     b, _ = fit_features(scorer, [Q], "d", cache=cache, leave_out="source")
