@@ -54,6 +54,9 @@ class QualityService:
         if entry is None:  # the first report of this graph: wait for it
             with self._lock:
                 running = self._pending.get(domain)
+                # Still queued behind other domains' reports: compute it here instead.
+                if running is not None and running.cancel():
+                    running = None
             entry = (running.result() if running is not None and not running.done()
                      else refresh_cached(self.platform, domain))
         elif time.time() - entry.checked > self.recheck_s:

@@ -199,8 +199,10 @@ def page() -> None:
     st.link_button(f"Open an overview of {domain} in Neo4j Browser", overview.url, icon=icons.LINK)
     left, right = st.columns([3, 2])
     with left:
-        quality_section(p, domain)
+        report = st.container()  # filled last: the search never waits for a first report
         entity_section(p, domain, base)
+    with report:
+        quality_section(p, domain)
     with right:
         jobs_section(p, domain)
 

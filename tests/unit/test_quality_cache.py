@@ -33,6 +33,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.asked: list[str] = []
         self.gate: threading.Event | None = None  # set: the fingerprint read waits for it
+        self.gated: str | None = None  # only that domain's, when set
         self.rows: dict[str, list[dict[str, Any]]] = {
             "kg/stats": [dict(STATS)],
             "kg/edges": [{"h": "milk", "t": "fridge", "k": "spatial"},
@@ -42,7 +43,8 @@ class CountingStore:
                                    "chunks": 1}]}
 
     def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        if name == "graph/fingerprint" and self.gate is not None:
+        if (name == "graph/fingerprint" and self.gate is not None
+                and self.gated in (None, (params or {}).get("domain"))):
             assert self.gate.wait(10)
         self.asked.append(name)
         return [dict(r) for r in self.rows.get(name, [])]
@@ -141,6 +143,17 @@ def test_a_first_view_waits_for_the_computation_warm_started(platform: Platform)
     report, _, _ = service.report("toy")  # waits for the running computation
     assert report.entities == 4
     assert store.asked.count("kg/edges") == 1  # computed once, not twice
+
+
+def test_a_first_view_does_not_wait_behind_other_domains_reports(platform: Platform) -> None:
+    store = platform.store
+    store.gate, store.gated = threading.Event(), "big"
+    service = QualityService(platform)
+    service.warm(["big", "toy"])  # one worker: toy's report is queued behind big's
+    report, _, _ = service.report("toy")  # computed here, not after big's
+    assert report.entities == 4 and service.checking("big")
+    store.gate.set()
+    service.recheck("big").result(timeout=10)
 
 
 def test_time_quality_times_each_part_and_leaves_the_cache_current(platform: Platform) -> None:
