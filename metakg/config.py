@@ -159,3 +159,12 @@ class MetaKGConfig(BaseModel):
     source_tokens: int = Field(default=400, ge=0)
     """Ours: the token budget of those sentences in one prompt (about 4/3 tokens a word;
     the 0.5B/1.5B models' 4k context holds the evidence, the question and the reply)."""
+
+    source_unit: Literal["sentence", "passage"] = "sentence"
+    """Ours: what backs the evidence when source text is shown. sentence: each fact's
+    backing sentence after it; passage: the facts' source chunks whole, after the evidence
+    lines, ranked by the question's words they hold (`metakg.provenance.source_passages`)."""
+
+    passage_tokens: int = Field(default=1000, ge=0)
+    """Ours: the token budget of the source passages in one prompt (passage unit; about
+    five 150-word paragraphs)."""

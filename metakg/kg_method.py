@@ -42,7 +42,14 @@ from metakg.config import MetaKGConfig
 from metakg.cycle import match_entities, normalise_concepts
 from metakg.graph import Triple
 from metakg.neo4j_source import browser_query
-from metakg.provenance import Budget, SourceSentence, source_sentences, with_sources
+from metakg.provenance import (
+    PASSAGE_WORDS,
+    Budget,
+    SourceSentence,
+    source_passages,
+    source_sentences,
+    with_sources,
+)
 from metakg.replies import (
     Asked,
     Attempt,
@@ -189,6 +196,10 @@ class KGMethod(QAMethod):
         when the setting is off for this question or there is no store."""
         if not triples or self.store is None or not self.uses_sources(ctx.question):
             return []
+        if self.config.source_unit == "passage":
+            return source_passages(self.store, ctx.domain, triples, ctx.question.text,
+                                   Budget(max_tokens=self.config.passage_tokens,
+                                          max_words=PASSAGE_WORDS))
         return source_sentences(self.store, ctx.domain, triples,
                                 Budget(max_tokens=self.config.source_tokens))
 
@@ -273,7 +284,9 @@ class KGMethod(QAMethod):
             retrieval_ms=round(retrieval_ms, 1), retrieval_cypher_ms=round(cypher_ms, 1),
             sources=list(backed))
         summary = (f"{len(triples)} evidence triples" if triples else "no KG evidence")
-        if backed:
+        if backed and backed[0].facts:
+            summary += f", {len(backed)} source passages"
+        elif backed:
             summary += f", {len(backed)} with their source sentence"
         ctx.trace.add("evidence", f"{summary}; retrieval {retrieval_ms:.0f} ms without the LLM",
                       **view.model_dump(mode="json"), **ctx.meter.take())

@@ -38,14 +38,19 @@ _STOP = frozenset((
     "are", "was", "were", "be", "been", "its", "it", "this", "that", "as", "from", "has",
     "have", "had"))
 TOKENS_PER_WORD = 4 / 3
+PASSAGE_WORDS = 150  # a source passage is cut after this many words
 
 
 class SourceSentence(BaseModel):
-    """The sentence of a chunk that backs one evidence fact (the trace shows them)."""
+    """The sentence of a chunk that backs one evidence fact (the trace shows them); in
+    passage mode (`source_passages`) the whole chunk, with its title and every fact it
+    backs."""
 
-    fact: int  # 1-based, as "Evidence i"
+    fact: int  # 1-based, as "Evidence i" (passage mode: the first fact it backs)
     chunk: str
     sentence: str
+    title: str = ""  # passage mode: the chunk's document title
+    facts: list[int] = []  # passage mode: every evidence fact whose chunks include it
 
 
 def _stem(word: str) -> str:
@@ -124,6 +129,45 @@ def source_sentences(store: GraphStore, domain: str, triples: Sequence[Triple],
     return out
 
 
+def source_passages(store: GraphStore, domain: str, triples: Sequence[Triple],
+                    question: str, budget: Budget | None = None) -> list[SourceSentence]:
+    """The chunks behind the evidence facts as whole passages (ours): ranked by the
+    question's content words they hold (title and text), then by how many evidence facts
+    they back, then by their first fact; given until `budget.max_tokens` is spent, each cut
+    after `budget.max_words` words. One round trip (`metakg/evidence_passages`)."""
+    b = budget or Budget()
+    if not triples:
+        return []
+    rows = store.read("metakg/evidence_passages", {
+        "domain": domain, "per_fact": b.per_fact,
+        "facts": [{"i": i, "head": t.head, "predicate": t.relation, "tail": t.tail}
+                  for i, t in enumerate(triples, 1)]})
+    backs: dict[str, list[int]] = {}
+    text: dict[str, tuple[str, str]] = {}
+    for r in rows:
+        cid = str(r["chunk"])
+        backs.setdefault(cid, [])
+        if int(r["i"]) not in backs[cid]:
+            backs[cid].append(int(r["i"]))
+        text[cid] = (str(r.get("title") or ""), str(r["text"] or ""))
+    wanted = words(question)
+    ranked = sorted(backs, key=lambda c: (-len(words(" ".join(text[c])) & wanted),
+                                          -len(backs[c]), min(backs[c]), c))
+    out: list[SourceSentence] = []
+    spent = 0.0
+    for cid in ranked:
+        title, body = text[cid]
+        passage = clip(" ".join(body.split()), b.max_words)
+        cost = len(f"{title} {passage}".split()) * TOKENS_PER_WORD
+        if not passage or spent + cost > b.max_tokens:
+            continue
+        spent += cost
+        facts = sorted(backs[cid])
+        out.append(SourceSentence(fact=facts[0], chunk=cid, sentence=passage, title=title,
+                                  facts=facts))
+    return out
+
+
 def with_sources(lines: Sequence[str], backed: Sequence[SourceSentence]) -> list[str]:
     """The evidence lines, each fact followed by its source sentence, if it has one.
 
@@ -131,6 +175,21 @@ def with_sources(lines: Sequence[str], backed: Sequence[SourceSentence]) -> list
     ...              [SourceSentence(fact=2, chunk="x", sentence="C r D.")])
     ['Evidence 1: a r b', 'Evidence 2: c r d\\n  Source: "C r D."']
     """
+    passages = [s for s in backed if s.facts]
+    if passages:
+        return [*lines, *(render_passage(k, s) for k, s in enumerate(passages, 1))]
     by_fact = {s.fact: s.sentence for s in backed}
     return [f'{line}\n  Source: "{by_fact[i]}"' if i in by_fact else line
             for i, line in enumerate(lines, 1)]
+
+
+def render_passage(k: int, s: SourceSentence) -> str:
+    """A source passage as the answer prompt shows it, after the evidence lines.
+
+    >>> render_passage(1, SourceSentence(fact=2, chunk="c", sentence="Okafor found it.",
+    ...                                  title="Comet", facts=[2, 5]))
+    'Source passage 1 (backs evidence 2, 5) — Comet: Okafor found it.'
+    """
+    title = f"{s.title}: " if s.title else ""
+    return (f"Source passage {k} (backs evidence {', '.join(map(str, s.facts))}) — "
+            f"{title}{s.sentence}")

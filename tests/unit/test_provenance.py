@@ -16,6 +16,7 @@ from metakg.provenance import (
     SourceSentence,
     best_sentence,
     fact_words,
+    source_passages,
     source_sentences,
     with_sources,
 )
@@ -60,6 +61,29 @@ def test_one_round_trip_reads_every_fact_and_the_budget_bounds_the_sentences() -
     assert [s.fact for s in small] == [1]
     clipped = source_sentences(store, "d", triples, Budget(max_words=5))  # type: ignore[arg-type]
     assert clipped[0].sentence == "In 1934 the observatory's director, …"
+
+
+def test_source_passages_rank_by_the_question_words_and_fit_the_budget() -> None:
+    triples = [Triple("okafor", "is", "director"), Triple("comet", "returns", "71 years"),
+               Triple("okafor", "discovered", "comet")]
+    hill = "The observatory sits on a hill above the town, with two domes."
+    store = RowsStore([{"i": 1, "chunk": "c-hill", "text": hill, "title": "Observatory"},
+                       {"i": 2, "chunk": "c-note", "text": NOTE, "title": "Comet Okafor"},
+                       {"i": 3, "chunk": "c-note", "text": NOTE, "title": "Comet Okafor"}])
+    question = "Who discovered the comet that returns every 71 years?"
+    backed = source_passages(store, "d", triples, question)  # type: ignore[arg-type]
+    assert store.calls[0][0] == "metakg/evidence_passages"
+    # the note holds "discovered", "comet", "returns", "71", "years": first, once, for 2 facts
+    assert [(s.chunk, s.facts, s.fact) for s in backed] == [("c-note", [2, 3], 2),
+                                                          ("c-hill", [1], 1)]
+    lines = with_sources(["Evidence 1: a", "Evidence 2: b", "Evidence 3: c"], backed)
+    assert lines[:3] == ["Evidence 1: a", "Evidence 2: b", "Evidence 3: c"]
+    assert lines[3].startswith("Source passage 1 (backs evidence 2, 3) — Comet Okafor: The")
+    assert lines[4] == f"Source passage 2 (backs evidence 1) — Observatory: {hill}"
+    # the note costs ~40 tokens, the hill ~17: a budget of 30 keeps the hill alone
+    small = source_passages(store, "d", triples, question, Budget(max_tokens=30))  # type: ignore[arg-type]
+    assert [s.chunk for s in small] == ["c-hill"]
+    assert source_passages(store, "d", [], question) == []
 
 
 def test_each_fact_line_is_followed_by_its_sentence() -> None:
