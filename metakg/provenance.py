@@ -13,6 +13,10 @@ evidence order until `budget_tokens` (about 4/3 tokens a word) is spent; one lon
     with_sources(lines, backed)[0]
     # -> 'Evidence 1: okafor discovered comet\\n  Source: "In 1934 … Okafor, discovered …"'
 
+`source_passages` gives the chunks themselves instead (`source_unit = "passage"`): every
+chunk of the evidence facts, ranked by the question's content words it holds, then by the
+number of facts it backs, within its own budget, shown after the evidence lines.
+
 >>> best_sentence("Rain fell. Paul Okafor discovered the comet. It is bright.",
 ...               fact_words("paul okafor", "discovered", "comet"))
 'Paul Okafor discovered the comet.'
@@ -23,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -97,6 +101,15 @@ class Budget:
     per_fact: int = 3  # chunks read per fact
 
 
+def _chunk_rows(store: GraphStore, domain: str, triples: Sequence[Triple],
+                per_fact: int) -> list[dict[str, Any]]:
+    """{i, chunk, text, title} of each fact's first `per_fact` chunks (i: 1-based)."""
+    return store.read("metakg/evidence_sources", {
+        "domain": domain, "per_fact": per_fact,
+        "facts": [{"i": i, "head": t.head, "predicate": t.relation, "tail": t.tail}
+                  for i, t in enumerate(triples, 1)]})
+
+
 def source_sentences(store: GraphStore, domain: str, triples: Sequence[Triple],
                      budget: Budget | None = None) -> list[SourceSentence]:
     """The backing sentence of each fact that has one, in evidence order, within the
@@ -104,10 +117,7 @@ def source_sentences(store: GraphStore, domain: str, triples: Sequence[Triple],
     b = budget or Budget()
     if not triples:
         return []
-    rows = store.read("metakg/evidence_sources", {
-        "domain": domain, "per_fact": b.per_fact,
-        "facts": [{"i": i, "head": t.head, "predicate": t.relation, "tail": t.tail}
-                  for i, t in enumerate(triples, 1)]})
+    rows = _chunk_rows(store, domain, triples, b.per_fact)
     chunks: dict[int, list[tuple[str, str]]] = {}
     for r in rows:
         chunks.setdefault(int(r["i"]), []).append((str(r["chunk"]), str(r["text"] or "")))
@@ -134,14 +144,11 @@ def source_passages(store: GraphStore, domain: str, triples: Sequence[Triple],
     """The chunks behind the evidence facts as whole passages (ours): ranked by the
     question's content words they hold (title and text), then by how many evidence facts
     they back, then by their first fact; given until `budget.max_tokens` is spent, each cut
-    after `budget.max_words` words. One round trip (`metakg/evidence_passages`)."""
+    after `budget.max_words` words. One round trip (`metakg/evidence_sources`)."""
     b = budget or Budget()
     if not triples:
         return []
-    rows = store.read("metakg/evidence_passages", {
-        "domain": domain, "per_fact": b.per_fact,
-        "facts": [{"i": i, "head": t.head, "predicate": t.relation, "tail": t.tail}
-                  for i, t in enumerate(triples, 1)]})
+    rows = _chunk_rows(store, domain, triples, b.per_fact)
     backs: dict[str, list[int]] = {}
     text: dict[str, tuple[str, str]] = {}
     for r in rows:

@@ -72,7 +72,7 @@ def test_source_passages_rank_by_the_question_words_and_fit_the_budget() -> None
                        {"i": 3, "chunk": "c-note", "text": NOTE, "title": "Comet Okafor"}])
     question = "Who discovered the comet that returns every 71 years?"
     backed = source_passages(store, "d", triples, question)  # type: ignore[arg-type]
-    assert store.calls[0][0] == "metakg/evidence_passages"
+    assert store.calls[0][0] == "metakg/evidence_sources"
     # the note holds "discovered", "comet", "returns", "71", "years": first, once, for 2 facts
     assert [(s.chunk, s.facts, s.fact) for s in backed] == [("c-note", [2, 3], 2),
                                                           ("c-hill", [1], 1)]
