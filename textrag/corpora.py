@@ -15,14 +15,10 @@ Every domain built with `kgrag build` is a passage corpus: its chunks are writte
   Community's vector index cannot filter by a property before ranking (a filter after
   ranking returns fewer than k passages of a small domain beside a large one).
 
-Two built-in corpora keep labels of their own, because the committed runs read them:
-
-Each corpus has its own node label, its own full-text and vector indexes
-(`cypher/schema/1[1-7]0_*passage*.cypher`) and its own statements (`cypher/textrag/` for
-Wikipedia, `cypher/textrag/medical/`), so a retriever over one corpus can never return a
-passage of another: Neo4j Community's vector index cannot filter by a property before
-ranking (a filter after ranking returns fewer than k passages), and Neo4j 5.26 plans a
-dynamic label (`MATCH (p:$($label))`) as a scan of all nodes, so labels stay static.
+Two built-in corpora keep labels of their own, because the committed runs read them: each
+has its own node label, full-text and vector indexes (`cypher/schema/1[1-7]0_*passage*.cypher`)
+and statements (`cypher/textrag/` for Wikipedia, `cypher/textrag/medical/`), so a retriever
+over one never returns a passage of another.
 
 | corpus | label | file (under the data folder) | domains |
 |---|---|---|---|
