@@ -22,8 +22,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from app.render_options import is_triple, is_triples, option_rows
 from kgrag.types import TraceStep
+from metakg.provenance import SourceSentence, render_passage
 
 log = logging.getLogger(__name__)
 
@@ -102,13 +105,24 @@ class Evidence:
 
 def with_source_sentences(lines: list[str], sources: object) -> list[str]:
     """Each evidence line followed by the sentence of its chunk that backs it, where the
-    trace names one (`metakg.provenance`: {fact, chunk, sentence}, fact 1-based).
+    trace names one (`metakg.provenance`: {fact, chunk, sentence}, fact 1-based); with the
+    passage unit, the source passages after the lines, each naming the facts it backs.
 
     >>> with_source_sentences(["Evidence 1: a r b"], [{"fact": 1, "sentence": "A r B."}])
     ['Evidence 1: a r b — source: "A r B."']
+    >>> with_source_sentences(["Evidence 1: a r b"], [{"fact": 1, "chunk": "c", "facts": [1],
+    ...                                                "sentence": "A r B.", "title": "A"}])
+    ['Evidence 1: a r b', 'Source passage 1 (backs evidence 1) — A: A r B.']
     """
     if not isinstance(sources, list):
         return lines
+    try:
+        passages = [SourceSentence.model_validate(x) for x in sources
+                    if isinstance(x, dict) and x.get("facts")]
+    except ValidationError:
+        passages = []
+    if passages:  # the passage unit: the passages after the evidence, as the prompt had them
+        return [*lines, *(render_passage(k, x) for k, x in enumerate(passages, 1))]
     by_fact = {int(x["fact"]): str(x["sentence"]) for x in sources
                if isinstance(x, dict) and isinstance(x.get("fact"), int) and x.get("sentence")}
     return [f'{line} — source: "{by_fact[i]}"' if i in by_fact else line
