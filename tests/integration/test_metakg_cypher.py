@@ -406,3 +406,33 @@ def _quiet_driver_notifications() -> Iterator[None]:
     logger.setLevel(logging.ERROR)
     yield
     logger.setLevel(level)
+
+
+def test_source_sentences_and_passages_read_the_real_chunks(platform, test_domain) -> None:  # type: ignore[no-untyped-def]
+    from metakg.provenance import source_passages, source_sentences
+
+    note = ("In 1934 the director, Paul Okafor, discovered the comet. "
+            "It returns every 71 years.")
+    GraphWriter(platform.store, platform.embedder, test_domain).write(
+        [{"id": f"{test_domain}:c1", "doc": f"{test_domain}:d1", "text": note,
+          "source": "test", "title": "Comet Okafor", "line": 1},
+         {"id": f"{test_domain}:c2", "doc": f"{test_domain}:d2", "text": "The hill is green.",
+          "source": "test", "title": "Hill", "line": 2}],
+        [{"key": n, "name": n} for n in ("paul okafor", "comet", "71 years", "hill")],
+        [{"h": "paul okafor", "r": "discovered", "t": "comet", "k": "conceptual",
+          "chunks": [f"{test_domain}:c1"], "conf": 1.0},
+         {"h": "comet", "r": "returns every", "t": "71 years", "k": "conceptual",
+          "chunks": [f"{test_domain}:c1"], "conf": 1.0},
+         {"h": "hill", "r": "is", "t": "comet", "k": "conceptual",
+          "chunks": [f"{test_domain}:c2"], "conf": 1.0}],
+        WriteReport(test_domain))
+    triples = [Triple("hill", "is", "comet"), Triple("paul okafor", "discovered", "comet"),
+               Triple("comet", "returns every", "71 years")]
+    before = platform.store.stats.by_name.get("metakg/evidence_sources", 0)
+    backed = source_sentences(platform.store, test_domain, triples)
+    assert [(s.fact, s.sentence[:7]) for s in backed] == [
+        (1, "The hil"), (2, "In 1934"), (3, "It retu")]
+    passages = source_passages(platform.store, test_domain, triples,
+                               "Who discovered the comet that returns every 71 years?")
+    assert [(p.title, p.facts) for p in passages] == [("Comet Okafor", [2, 3]), ("Hill", [1])]
+    assert platform.store.stats.by_name["metakg/evidence_sources"] == before + 2
