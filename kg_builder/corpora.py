@@ -180,6 +180,8 @@ def legalbench_sources(data_dir: Path, max_chars: int | None = 1000) -> list[Sou
                                    label=f"legalbench/{task.name}/{path.name}"))
     return out
 
+# Knowledge-source files only (the data folder's README: `*_train`, `*_kg_source`, `*_corpus`
+# and `medmcqa_dev`, MedMCQA's own dev split, whose questions are in no evaluation file).
 _BUILTIN: dict[str, tuple[tuple[str, RowParser], ...]] = {
     "commonsense": (("commonsense/csqa_train.jsonl", parse_csqa),),
     "medical": (("medical/medmcqa_dev.jsonl", parse_medmcqa),

@@ -38,6 +38,7 @@ from metakg.backend import concept_name
 from metakg.gate import GateDecision, decide
 from metakg.graph import Triple
 from metakg.kg_method import NO_EVIDENCE, Context, KGMethod
+from metakg.provenance import with_sources
 from metakg.trace import render_triple
 from metakg.trust import EvidenceTrust, trust_path
 
@@ -68,7 +69,9 @@ class OptionAnchored(KGMethod):
         options = {c.label: c.text for c in question.choices}
         lines = (render_by_option(search, options, ctx.graph.name)
                  if search is not None and search.triples else [])
-        if lines:  # grouped by option, so the source sentences come after the groups
+        if lines and found.backed and found.backed[0].facts:  # the passage unit
+            lines = with_sources(lines, found.backed)
+        elif lines:  # grouped by option, so the source sentences come after the groups
             lines += [f'Source of {render_triple(found.triples[b.fact - 1], ctx.graph.name)}'
                       f': "{b.sentence}"' for b in found.backed]
         evidence = "\n".join(lines) if lines else NO_EVIDENCE

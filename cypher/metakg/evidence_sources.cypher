@@ -1,7 +1,7 @@
 // The source chunks of evidence facts, with their document's title, for their source
-// sentences or as whole passages (metakg.provenance): $facts are {i, head, predicate, tail} in stored
-// orientation (entity keys); each fact gives at most $per_fact of its chunks
-// (REL.chunk_ids, in extraction order). One round trip for a whole evidence set.
+// sentences or as whole passages (metakg.provenance): $facts are {i, head, predicate,
+// tail} in stored orientation (entity keys); each fact gives at most $per_fact of its
+// chunks (REL.chunk_ids, in extraction order). One round trip for a whole evidence set.
 UNWIND $facts AS f
 MATCH (h:Entity {domain: $domain, key: f.head})
 USING INDEX h:Entity(domain, key)

@@ -94,6 +94,33 @@ def test_the_method_groups_evidence_by_option_and_the_gate_trusts_a_supported_sw
     assert steps["choose"]["label"] == "B"
 
 
+def test_source_passages_follow_the_option_groups(platform, test_domain) -> None:  # type: ignore[no-untyped-def]
+    from metakg.config import MetaKGConfig
+
+    text = "Dairy such as milk is stored in a refrigerator, which produces cold."
+    chunk = f"{test_domain}:c1"
+    GraphWriter(platform.store, platform.embedder, test_domain).write(
+        [{"id": chunk, "doc": f"{test_domain}:d1", "text": text, "source": "test",
+          "title": "Keeping milk", "line": 1}],
+        [{"key": key(n), "name": n, "aliases": []} for n in NAMES],
+        [{"h": key(h), "r": r, "t": key(t), "k": "conceptual", "chunks": [chunk], "conf": 1.0}
+         for h, r, t in FACTS],
+        WriteReport(test_domain))
+    closed = {"A": math.log(0.2), "B": math.log(0.3), "C": math.log(0.5)}
+    with_evidence = {"A": math.log(0.1), "B": math.log(0.8), "C": math.log(0.1)}
+    model = ScriptedModel(['{"concepts": ["milk"]}', closed, with_evidence])
+    config = MetaKGConfig(source_sentences="on", source_unit="passage")
+    method = MetaKGRAGOptionAnchored(model, CypherBackend(platform.store, platform.embedder),
+                                     test_domain, config)
+    pred = method.answer(QUESTION)
+    assert pred.error is None
+    prompt = model.prompts[-1][-1].content
+    groups = prompt.index("Option B (refrigerator):")
+    passage = prompt.index("Source passage 1 (backs evidence ")
+    assert groups < passage and f"— Keeping milk: {text}" in prompt
+    assert "Source of " not in prompt  # the sentence unit's lines are not shown
+
+
 def test_no_path_to_any_option_answers_closed_book_without_an_evidence_pass(
         platform, toy) -> None:  # type: ignore[no-untyped-def]
     q = QUESTION.model_copy(update={"choices": [Choice(label="A", text="garage"),
